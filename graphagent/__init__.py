@@ -1,0 +1,23 @@
+"""graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
+
+from graphagent.errors import (
+    AsyncOnlyHookError,
+    DuplicateMiddlewareError,
+    GraphAgentError,
+    HookReturnError,
+    MiddlewareError,
+    StateSchemaConflictError,
+)
+from graphagent.factory import create_agent
+from graphagent.state import AgentState
+
+__all__ = [
+    "AgentState",
+    "AsyncOnlyHookError",
+    "DuplicateMiddlewareError",
+    "GraphAgentError",
+    "HookReturnError",
+    "MiddlewareError",
+    "StateSchemaConflictError",
+    "create_agent",
+]

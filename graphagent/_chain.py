@@ -1,0 +1,61 @@
+"""The onion: one builder nests wrap hooks around a base handler, for sync and async alike.
+
+A layer is ``layer(request, handler) -> result``. Async layers return awaitables and async handlers
+return awaitables, so the same nesting serves both: ``lambda request: layer(request, inner)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from graphagent._plan import Hook
+from graphagent.errors import AsyncOnlyHookError
+
+Req = TypeVar("Req")
+Res = TypeVar("Res")
+Handler = Callable[[Any], Any]
+Layer = Callable[[Any, Handler], Any]
+
+
+def build_onion(layers: Sequence[Layer], base: Handler) -> Handler:
+    """Nest ``layers`` around ``base``; the first layer is outermost."""
+    handler = base
+    for layer in reversed(layers):
+        handler = _nest(layer, handler)
+    return handler
+
+
+def _nest(layer: Layer, inner: Handler) -> Handler:
+    return lambda request: layer(request, inner)
+
+
+def bridge_to_async(sync_layer: Layer) -> Layer:
+    """Run a sync-only wrap layer inside an async run.
+
+    The layer runs in a worker thread (it may block); each call it makes to its handler is
+    scheduled back on the event loop, so the layers inside it stay async.
+    """
+
+    async def layer(request: Any, inner: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
+        loop = asyncio.get_running_loop()
+
+        def blocking_inner(req: Any) -> Any:
+            return asyncio.run_coroutine_threadsafe(inner(req), loop).result()
+
+        return await asyncio.to_thread(sync_layer, request, blocking_inner)
+
+    return layer
+
+
+def async_only_error(hooks: Sequence[Hook]) -> AsyncOnlyHookError | None:
+    """The error a synchronous run must raise because some of ``hooks`` are async-only."""
+    async_only = [h for h in hooks if h.sync is None]
+    if not async_only:
+        return None
+    hook = async_only[0]
+    return AsyncOnlyHookError(
+        f"{hook.label} has only an async implementation (a{hook.kind}), so it cannot run under "
+        f"invoke()/stream(); run the agent with ainvoke()/astream(), or also define {hook.kind}."
+    )

@@ -1,0 +1,47 @@
+"""``build_graph``: the only module that touches ``StateGraph``; nodes and routes from the plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage
+from langgraph.channels import LastValue
+from langgraph.constants import START
+from langgraph.graph import StateGraph
+
+from graphagent._model import ModelSetup, model_node
+from graphagent._nodes import destinations, hook_node, router
+from graphagent._plan import MODEL_NODE, TOOLS_NODE, Plan
+from graphagent._tools import tools_node
+
+
+def build_graph(
+    plan: Plan,
+    model: BaseChatModel,
+    *,
+    system_message: SystemMessage | None,
+    context_schema: type[Any] | None,
+    name: str | None,
+) -> StateGraph[Any, Any, Any, Any]:
+    schemas = plan.schemas
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(
+        schemas.state,
+        context_schema,
+        input_schema=schemas.input,
+        output_schema=schemas.output,
+    )
+    state_keys = frozenset(schemas.fields)
+    plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
+    for hook in plan.node_hooks:
+        graph.add_node(hook.node, hook_node(hook, plan.routes[hook.node], state_keys))
+    setup = ModelSetup(model, system_message, plan.tools, name, state_keys, plain_keys)
+    graph.add_node(MODEL_NODE, model_node(setup, plan.wrap_model_call))
+    if plan.tools:
+        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.wrap_tool_call))
+    for source, route in plan.routes.items():
+        if source == START or (not route.jumps and not route.to_tools):
+            graph.add_edge(source, route.default)
+        else:
+            graph.add_conditional_edges(source, router(source, route), destinations(route))
+    return graph

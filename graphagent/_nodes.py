@@ -1,0 +1,132 @@
+"""Hook nodes and the routers that follow every node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from graphagent._chain import async_only_error
+from graphagent._compat import RunnableCallable
+from graphagent._plan import TOOLS_NODE, Hook, Route
+from graphagent.errors import HookReturnError
+
+
+def hook_node(hook: Hook, route: Route, state_keys: Collection[str]) -> RunnableCallable:
+    """A node running one hook. A sync-only hook runs inline under async runs (as langgraph runs
+    sync nodes); an async-only hook under a sync run raises a clear error."""
+
+    def check(update: Any) -> Any:
+        return _check_update(hook, route, state_keys, update)
+
+    sync_fn, async_fn = hook.sync, hook.asynchronous
+    if sync_fn is not None:
+
+        def run(state: Any, runtime: Runtime[Any]) -> Any:
+            return check(sync_fn(state, runtime))
+
+    else:
+        error = async_only_error([hook])
+
+        def run(state: Any, runtime: Runtime[Any]) -> Any:
+            raise error  # type: ignore[misc]
+
+    arun = None
+    if async_fn is not None:
+
+        async def arun(state: Any, runtime: Runtime[Any]) -> Any:
+            return check(await async_fn(state, runtime))
+
+    return RunnableCallable(run, arun, name=hook.node, trace=False)
+
+
+def _check_update(hook: Hook, route: Route, state_keys: Collection[str], update: Any) -> Any:
+    if update is None:
+        return None
+    if not isinstance(update, dict):
+        raise HookReturnError(
+            f"{hook.label} returned {type(update).__name__}; a node hook returns a dict of "
+            "state updates, or None."
+        )
+    unknown = [key for key in update if key not in state_keys]
+    if unknown:
+        raise HookReturnError(
+            f"{hook.label} returned the key(s) {unknown}, which are not fields of the agent "
+            "state; declare them in a state_schema (class MyState(AgentState): ...) on the "
+            "middleware."
+        )
+    target = update.get("jump_to")
+    if target is not None:
+        _check_jump(hook, route, target)
+    return update
+
+
+def _check_jump(hook: Hook, route: Route, target: Any) -> None:
+    if target not in hook.can_jump_to:
+        declared = list(hook.can_jump_to) or "no targets"
+        raise HookReturnError(
+            f"{hook.label} returned jump_to={target!r} but declares {declared}; add it with "
+            f"@hook_config(can_jump_to=[{target!r}]) on the method (or can_jump_to= on the "
+            "decorator). The targets are 'end', 'tools' and 'model'."
+        )
+    if target not in route.jumps:
+        raise HookReturnError(
+            f"{hook.label} returned jump_to={target!r}, but the agent has no tools to jump to; "
+            "give the agent tools or jump elsewhere."
+        )
+
+
+def router(source: str, route: Route) -> Callable[[Any], Any]:
+    """Pick the next node: a jump the source node returned, the tools, or the default."""
+
+    def route_next(state: Any) -> Any:
+        if route.jumps:
+            target = state.get("jump_to")
+            if target is not None:
+                destination = route.jumps[target]
+                if destination == TOOLS_NODE:
+                    return _tool_sends(state) or _no_pending(source)
+                return destination
+        if route.to_tools:
+            sends = _tool_sends(state)
+            if sends:
+                return sends
+        return route.default
+
+    return route_next
+
+
+def destinations(route: Route) -> list[str]:
+    """Every node ``route`` may lead to, for drawing the graph."""
+    found = [route.default, *route.jumps.values()]
+    if route.to_tools:
+        found.append(TOOLS_NODE)
+    return list(dict.fromkeys(found))
+
+
+def pending_tool_calls(messages: list[Any]) -> list[ToolCall]:
+    """The tool calls of the last AI message that have no ToolMessage answer yet."""
+    answered: set[str | None] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+        elif isinstance(message, AIMessage):
+            return [call for call in message.tool_calls if call["id"] not in answered]
+    return []
+
+
+def _tool_sends(state: Any) -> list[Send]:
+    return [
+        Send(TOOLS_NODE, {"__type": "tool_call_with_context", "tool_call": call, "state": state})
+        for call in pending_tool_calls(state["messages"])
+    ]
+
+
+def _no_pending(source: str) -> Any:
+    raise HookReturnError(
+        f"'{source}' jumped to 'tools', but the last AI message has no pending tool calls; add "
+        "an AIMessage with tool_calls in the same update, or jump elsewhere."
+    )

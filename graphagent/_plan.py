@@ -1,0 +1,266 @@
+"""``compile_plan``: discover hooks, validate everything, order it, and lay out the routes.
+
+The plan is plain data: the graph shape can be tested, printed or drawn without building a graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool
+from langgraph.constants import END, START
+
+from graphagent.errors import DuplicateMiddlewareError, MiddlewareError, hook_label
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.state import JUMP_TARGETS, AgentState, JumpTo, MergedSchemas, merge_state_schemas
+
+NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call")
+MODEL_NODE = "model"
+TOOLS_NODE = "tools"
+_FORBIDDEN_IN_NAMES = (":", "|")
+
+Mode = Literal["sync", "async", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """One implemented hook of one middleware."""
+
+    middleware: AgentMiddleware[Any, Any, Any]
+    kind: str
+    sync: Callable[..., Any] | None
+    asynchronous: Callable[..., Any] | None
+    can_jump_to: tuple[JumpTo, ...] = ()
+
+    @property
+    def owner(self) -> str:
+        return self.middleware.name
+
+    @property
+    def node(self) -> str:
+        """The graph node of a node hook: ``"{middleware name}.{hook}"``."""
+        return f"{self.owner}.{self.kind}"
+
+    @property
+    def label(self) -> str:
+        return hook_label(self.owner, self.kind)
+
+    @property
+    def mode(self) -> Mode:
+        if self.sync and self.asynchronous:
+            return "both"
+        return "sync" if self.sync else "async"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a node goes next: ``default``, or ``tools`` when the last AI message has tool calls
+    (when ``to_tools`` is set), or the node a declared ``jump_to`` target maps to."""
+
+    default: str
+    jumps: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    to_tools: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What will run, in what order, and how the nodes connect."""
+
+    middleware: tuple[AgentMiddleware[Any, Any, Any], ...]
+    before_agent: tuple[Hook, ...]
+    before_model: tuple[Hook, ...]
+    after_model: tuple[Hook, ...]
+    after_agent: tuple[Hook, ...]
+    wrap_model_call: tuple[Hook, ...]
+    wrap_tool_call: tuple[Hook, ...]
+    tools: tuple[BaseTool, ...]
+    schemas: MergedSchemas
+    entry: str
+    routes: Mapping[str, Route]
+
+    @property
+    def node_hooks(self) -> tuple[Hook, ...]:
+        return self.before_agent + self.before_model + self.after_model + self.after_agent
+
+
+def compile_plan(
+    middleware: Sequence[Any],
+    tools: Sequence[BaseTool] = (),
+    state_schema: type[Any] | None = None,
+) -> Plan:
+    """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet."""
+    stack = tuple(_check_instances(middleware))
+    _check_names(stack)
+    hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
+    all_tools = _collect_tools(tools, stack)
+    schemas = merge_state_schemas(_schema_sources(stack, state_schema))
+    after_model = tuple(reversed(hooks["after_model"]))
+    after_agent = tuple(reversed(hooks["after_agent"]))
+    before_agent, before_model = tuple(hooks["before_agent"]), tuple(hooks["before_model"])
+    entry, routes = _routes(before_agent, before_model, after_model, after_agent, bool(all_tools))
+    return Plan(
+        middleware=stack,
+        before_agent=before_agent,
+        before_model=before_model,
+        after_model=after_model,
+        after_agent=after_agent,
+        wrap_model_call=tuple(hooks["wrap_model_call"]),
+        wrap_tool_call=tuple(hooks["wrap_tool_call"]),
+        tools=all_tools,
+        schemas=schemas,
+        entry=entry,
+        routes=MappingProxyType(routes),
+    )
+
+
+_ALL_HOOKS = NODE_HOOKS + WRAP_HOOKS
+
+
+def discover(middleware: AgentMiddleware[Any, Any, Any], kind: str) -> Hook | None:
+    """The hook ``kind`` of ``middleware`` if its class overrides it (or its async twin)."""
+    cls = type(middleware)
+    sync = _overridden(cls, kind)
+    asynchronous = _overridden(cls, "a" + kind)
+    if sync is None and asynchronous is None:
+        return None
+    declared: list[Any] = []
+    for func in (sync, asynchronous):
+        declared += getattr(func, "__can_jump_to__", None) or []
+    targets = tuple(dict.fromkeys(declared))
+    label = hook_label(middleware.name, kind)
+    unknown = [t for t in targets if t not in JUMP_TARGETS]
+    if unknown:
+        raise MiddlewareError(
+            f"{label} declares can_jump_to {unknown}, which are not jump targets; "
+            f"use some of {list(JUMP_TARGETS)}."
+        )
+    if targets and kind not in NODE_HOOKS:
+        raise MiddlewareError(
+            f"{label} declares can_jump_to, but only node hooks ({', '.join(NODE_HOOKS)}) "
+            "can jump; move the decision into a before_model or after_model hook."
+        )
+    return Hook(
+        middleware=middleware,
+        kind=kind,
+        sync=getattr(middleware, kind) if sync else None,
+        asynchronous=getattr(middleware, "a" + kind) if asynchronous else None,
+        can_jump_to=targets,
+    )
+
+
+def _overridden(cls: type, attr: str) -> Callable[..., Any] | None:
+    func = getattr(cls, attr, None)
+    if func is None or func is getattr(AgentMiddleware, attr):
+        return None
+    return func  # type: ignore[no-any-return]
+
+
+def _check_instances(middleware: Sequence[Any]) -> list[AgentMiddleware[Any, Any, Any]]:
+    checked = []
+    for position, item in enumerate(middleware):
+        if isinstance(item, type) and issubclass(item, AgentMiddleware):
+            raise MiddlewareError(
+                f"middleware[{position}] is the class {item.__name__}, not an instance; "
+                f"pass {item.__name__}(...)."
+            )
+        if not isinstance(item, AgentMiddleware):
+            raise MiddlewareError(
+                f"middleware[{position}] is {item!r} ({type(item).__name__}), which is not an "
+                "AgentMiddleware; subclass AgentMiddleware or use a decorator such as "
+                "@before_model."
+            )
+        name = item.name
+        if not isinstance(name, str) or not name or any(c in name for c in _FORBIDDEN_IN_NAMES):
+            raise MiddlewareError(
+                f"middleware[{position}] has the name {name!r}; a name must be a non-empty "
+                f"string without {' or '.join(map(repr, _FORBIDDEN_IN_NAMES))}."
+            )
+        checked.append(item)
+    return checked
+
+
+def _check_names(stack: Sequence[AgentMiddleware[Any, Any, Any]]) -> None:
+    positions: dict[str, list[int]] = {}
+    for position, item in enumerate(stack):
+        positions.setdefault(item.name, []).append(position)
+    for name, found in positions.items():
+        if len(found) > 1:
+            at = ", ".join(map(str, found[:-1])) + f" and {found[-1]}"
+            raise DuplicateMiddlewareError(
+                f"Duplicate middleware name '{name}' at positions {at}; give one a distinct "
+                "name (name=... on a decorator, or a `name` attribute) or use a subclass."
+            )
+
+
+def _collect_tools(
+    tools: Sequence[BaseTool], stack: Sequence[AgentMiddleware[Any, Any, Any]]
+) -> tuple[BaseTool, ...]:
+    owners: dict[str, str] = {}
+    collected: list[BaseTool] = []
+    sources = [("the agent's tools", t) for t in tools]
+    sources += [(f"middleware '{m.name}'", t) for m in stack for t in m.tools]
+    for owner, tool in sources:
+        if not isinstance(tool, BaseTool):
+            raise MiddlewareError(
+                f"{owner} include {tool!r}, which is not a BaseTool; "
+                "wrap functions with langchain_core.tools.tool."
+            )
+        if tool.name in owners:
+            raise MiddlewareError(
+                f"Tool name '{tool.name}' comes from both {owners[tool.name]} and {owner}; "
+                "tool names must be unique, rename one of them."
+            )
+        owners[tool.name] = owner
+        collected.append(tool)
+    return tuple(collected)
+
+
+def _schema_sources(
+    stack: Sequence[AgentMiddleware[Any, Any, Any]], state_schema: type[Any] | None
+) -> list[tuple[str, type[Any]]]:
+    sources: list[tuple[str, type[Any]]] = [("AgentState", AgentState)]
+    if state_schema is not None:
+        sources.append(("state_schema", state_schema))
+    sources += [(m.name, m.state_schema) for m in stack]
+    return sources
+
+
+def _routes(
+    before_agent: tuple[Hook, ...],
+    before_model: tuple[Hook, ...],
+    after_model: tuple[Hook, ...],
+    after_agent: tuple[Hook, ...],
+    has_tools: bool,
+) -> tuple[str, dict[str, Route]]:
+    """Chain each hook position to the next; the loop is model -> tools -> model."""
+    loop_entry = before_model[0].node if before_model else MODEL_NODE
+    exit_ = after_agent[0].node if after_agent else END
+    routes: dict[str, Route] = {}
+
+    def chain(hooks: tuple[Hook, ...], last_next: str, end: str, *, to_tools: bool = False) -> None:
+        for i, hook in enumerate(hooks):
+            is_last = i == len(hooks) - 1
+            nxt = hooks[i + 1].node if not is_last else last_next
+            jumps: dict[str, str] = {"end": end, "model": loop_entry, "tools": TOOLS_NODE}
+            if not has_tools:
+                del jumps["tools"]
+            declared: dict[str, str] = {t: jumps[t] for t in hook.can_jump_to if t in jumps}
+            routes[hook.node] = Route(nxt, MappingProxyType(declared), to_tools and is_last)
+
+    chain(before_agent, loop_entry, exit_)
+    chain(before_model, MODEL_NODE, exit_)
+    chain(after_model, exit_, exit_, to_tools=has_tools)
+    chain(after_agent, END, END)
+    if after_model:
+        routes[MODEL_NODE] = Route(after_model[0].node)
+    else:
+        routes[MODEL_NODE] = Route(exit_, to_tools=has_tools)
+    if has_tools:
+        routes[TOOLS_NODE] = Route(loop_entry)
+    entry = before_agent[0].node if before_agent else loop_entry
+    routes[START] = Route(entry)
+    return entry, routes

@@ -1,0 +1,62 @@
+"""The tools node: langgraph's ToolNode, with the ``wrap_tool_call`` onion as its wrapper."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
+
+from graphagent._chain import async_only_error, bridge_to_async, build_onion
+from graphagent._plan import TOOLS_NODE, Hook
+
+ToolResult = Any  # ToolMessage | Command
+
+
+def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
+    """Tool exceptions propagate (``handle_tool_errors=False``); invalid arguments become an
+    error ToolMessage the model can read, below every wrapper, so wrappers see a normal reply."""
+    sync_error = async_only_error(hooks)
+    sync_layers = [h.sync for h in hooks]
+    async_layers = [h.asynchronous or bridge_to_async(h.sync) for h in hooks]  # type: ignore[arg-type]
+
+    def wrap(request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]) -> Any:
+        if sync_error is not None:
+            raise sync_error
+
+        def base(req: ToolCallRequest) -> ToolResult:
+            try:
+                return execute(req)
+            except ToolInvocationError as exc:
+                return _invalid_arguments(req, exc)
+
+        return build_onion(sync_layers, base)(request)  # type: ignore[arg-type]
+
+    async def awrap(
+        request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
+    ) -> Any:
+        async def base(req: ToolCallRequest) -> ToolResult:
+            try:
+                return await execute(req)
+            except ToolInvocationError as exc:
+                return _invalid_arguments(req, exc)
+
+        return await build_onion(async_layers, base)(request)
+
+    return ToolNode(
+        list(tools),
+        name=TOOLS_NODE,
+        handle_tool_errors=False,
+        wrap_tool_call=wrap,
+        awrap_tool_call=awrap,
+    )
+
+
+def _invalid_arguments(request: ToolCallRequest, exc: ToolInvocationError) -> ToolMessage:
+    call = request.tool_call
+    return ToolMessage(
+        content=exc.message, name=call["name"], tool_call_id=call["id"], status="error"
+    )

@@ -1,0 +1,32 @@
+"""Error classes. Every message names the middleware, the hook, what was wrong and the fix."""
+
+from __future__ import annotations
+
+
+class GraphAgentError(Exception):
+    """Base class of the errors graphagent raises itself."""
+
+
+class MiddlewareError(GraphAgentError, ValueError):
+    """A middleware list, hook declaration or schema that cannot be built into an agent."""
+
+
+class DuplicateMiddlewareError(MiddlewareError):
+    """Two middleware share one name, so their graph nodes would collide."""
+
+
+class StateSchemaConflictError(MiddlewareError):
+    """Two state schemas declare the same field with different types."""
+
+
+class HookReturnError(GraphAgentError, ValueError):
+    """A hook returned what the agent cannot apply: a wrong type, an undeclared jump, a bad key."""
+
+
+class AsyncOnlyHookError(GraphAgentError, RuntimeError):
+    """An async-only hook was reached by a synchronous run (`invoke` / `stream`)."""
+
+
+def hook_label(middleware_name: str, hook: str) -> str:
+    """How messages refer to one hook of one middleware: ``'Retry.wrap_model_call'``."""
+    return f"'{middleware_name}.{hook}'"

@@ -1,0 +1,91 @@
+"""``create_agent``: normalise the arguments, compile the plan, build the graph, compile it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.cache.base import BaseCache
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+from langgraph.types import Checkpointer
+
+from graphagent._graph import build_graph
+from graphagent._plan import compile_plan
+from graphagent.middleware.base import AgentMiddleware
+
+
+def create_agent(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool | Callable[..., Any]] | None = None,
+    *,
+    system_prompt: str | SystemMessage | None = None,
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+    response_format: Any = None,
+    state_schema: type[Any] | None = None,
+    context_schema: type[Any] | None = None,
+    checkpointer: Checkpointer = None,
+    store: BaseStore | None = None,
+    interrupt_before: list[str] | None = None,
+    interrupt_after: list[str] | None = None,
+    debug: bool = False,
+    name: str | None = None,
+    cache: BaseCache[Any] | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
+
+    Middleware hooks become nodes (``before_*``/``after_*``) and wrappers (``wrap_*``) of that
+    loop. Everything is validated before anything is built; errors name the middleware, the
+    hook and the fix.
+    """
+    if not isinstance(model, BaseChatModel):
+        raise TypeError(
+            f"model must be a langchain_core BaseChatModel, got {type(model).__name__}."
+        )
+    if response_format is not None:
+        raise NotImplementedError("response_format is not supported by this version yet.")
+    plan = compile_plan(middleware, _normalise_tools(tools or ()), state_schema)
+    graph = build_graph(
+        plan,
+        model,
+        system_message=_system_message(system_prompt),
+        context_schema=context_schema,
+        name=name,
+    )
+    compiled = graph.compile(
+        checkpointer=checkpointer,
+        store=store,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        name=name or "agent",
+        cache=cache,
+    )
+    compiled.graphagent_plan = plan  # type: ignore[attr-defined]
+    return compiled
+
+
+def _normalise_tools(tools: Sequence[BaseTool | Callable[..., Any]]) -> list[BaseTool]:
+    normalised: list[BaseTool] = []
+    for position, item in enumerate(tools):
+        if isinstance(item, BaseTool):
+            normalised.append(item)
+        elif callable(item):
+            normalised.append(tool(item))
+        else:
+            raise TypeError(
+                f"tools[{position}] is {item!r} ({type(item).__name__}); pass a BaseTool or a "
+                "function with a docstring."
+            )
+    return normalised
+
+
+def _system_message(prompt: str | SystemMessage | None) -> SystemMessage | None:
+    if prompt is None or isinstance(prompt, SystemMessage):
+        return prompt
+    if isinstance(prompt, str):
+        return SystemMessage(prompt)
+    raise TypeError(f"system_prompt must be a str or a SystemMessage, got {type(prompt).__name__}.")

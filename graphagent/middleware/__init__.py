@@ -1,0 +1,55 @@
+"""Middleware: the base class, hook decorators, and the types hooks receive and return."""
+
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.typing import ContextT
+
+from graphagent.middleware.base import AgentMiddleware, hook_config
+from graphagent.middleware.decorators import (
+    after_agent,
+    after_model,
+    before_agent,
+    before_model,
+    dynamic_prompt,
+    wrap_model_call,
+    wrap_tool_call,
+)
+from graphagent.requests import (
+    ExtendedModelResponse,
+    ModelCallResult,
+    ModelRequest,
+    ModelResponse,
+)
+from graphagent.state import (
+    AgentState,
+    InputAgentState,
+    OmitFromInput,
+    OmitFromOutput,
+    OutputAgentState,
+    PrivateStateAttr,
+    ResponseT,
+)
+
+__all__ = [
+    "AgentMiddleware",
+    "AgentState",
+    "ContextT",
+    "ExtendedModelResponse",
+    "InputAgentState",
+    "ModelCallResult",
+    "ModelRequest",
+    "ModelResponse",
+    "OmitFromInput",
+    "OmitFromOutput",
+    "OutputAgentState",
+    "PrivateStateAttr",
+    "ResponseT",
+    "ToolCallRequest",
+    "after_agent",
+    "after_model",
+    "before_agent",
+    "before_model",
+    "dynamic_prompt",
+    "hook_config",
+    "wrap_model_call",
+    "wrap_tool_call",
+]

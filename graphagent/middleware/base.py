@@ -1,0 +1,148 @@
+"""``AgentMiddleware``: the base class whose overridden hooks become graph nodes and wrappers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+from langgraph.typing import ContextT
+from typing_extensions import TypeVar as DefaultTypeVar
+
+from graphagent.errors import MiddlewareError
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import JUMP_TARGETS, AgentState, JumpTo, ResponseT
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.runtime import Runtime
+
+StateT = DefaultTypeVar("StateT", default=AgentState[Any])
+F = TypeVar("F", bound=Callable[..., Any])
+
+ToolResult = ToolMessage | Command[Any]
+
+
+class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
+    """Extend an agent by overriding any of its hooks.
+
+    Node hooks (``before_agent``, ``before_model``, ``after_model``, ``after_agent``) become graph
+    nodes that read the state and return a partial update or ``None``. Wrap hooks
+    (``wrap_model_call``, ``wrap_tool_call``) surround each model / tool call. Every hook has an
+    async twin prefixed with ``a``. Hooks that are not overridden cost nothing.
+    """
+
+    state_schema: type[Any] = AgentState
+    """Extra state fields this middleware reads or writes (a TypedDict extending AgentState)."""
+
+    tools: Sequence[BaseTool] = ()
+    """Tools registered with the agent alongside the agent's own."""
+
+    _name: str | None = None
+
+    @property
+    def name(self) -> str:
+        """Unique within one agent (nodes are ``"{name}.{hook}"``); defaults to the class name."""
+        return self._name or type(self).__name__
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+    # Node hooks. Return a partial state update, or None.
+
+    def before_agent(self, state: StateT, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        """Once per invocation, before anything else."""
+        return None
+
+    async def abefore_agent(
+        self, state: StateT, runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_agent`."""
+        return None
+
+    def before_model(self, state: StateT, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        """Before every model call."""
+        return None
+
+    async def abefore_model(
+        self, state: StateT, runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_model`."""
+        return None
+
+    def after_model(self, state: StateT, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        """After every model call (in reverse middleware order)."""
+        return None
+
+    async def aafter_model(
+        self, state: StateT, runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_model`."""
+        return None
+
+    def after_agent(self, state: StateT, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        """Once per invocation, at the end (in reverse middleware order)."""
+        return None
+
+    async def aafter_agent(
+        self, state: StateT, runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_agent`."""
+        return None
+
+    # Wrap hooks. Call the handler zero, one or many times.
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Surround each model call; the first middleware is outermost."""
+        return handler(request)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`."""
+        return await handler(request)
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolResult],
+    ) -> ToolResult:
+        """Surround each tool call; the first middleware is outermost."""
+        return handler(request)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Async twin of :meth:`wrap_tool_call`."""
+        return await handler(request)
+
+
+def hook_config(*, can_jump_to: Sequence[JumpTo] | None = None) -> Callable[[F], F]:
+    """Declare, on a node-hook method, the ``jump_to`` targets it may return."""
+    targets = tuple(can_jump_to or ())
+    unknown = [t for t in targets if t not in JUMP_TARGETS]
+    if unknown:
+        raise MiddlewareError(
+            f"hook_config(can_jump_to=...) got unknown target(s) {unknown}; "
+            f"the targets are {list(JUMP_TARGETS)}."
+        )
+
+    def mark(func: F) -> F:
+        func.__can_jump_to__ = list(targets)  # type: ignore[attr-defined]
+        return func
+
+    return mark

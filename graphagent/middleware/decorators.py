@@ -1,0 +1,228 @@
+"""Decorators that turn one function into a middleware: ``@before_model``, ``@wrap_model_call``, …
+
+Each decorator works bare (``@before_model``) or with options
+(``@before_model(name=..., state_schema=..., tools=..., can_jump_to=...)``) and accepts a sync or an
+async function; an async function becomes the hook's async twin.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+from langchain_core.messages import SystemMessage
+
+from graphagent.errors import MiddlewareError
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import JUMP_TARGETS, AgentState, JumpTo
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+
+
+class _HookDecorator:
+    """One decorator per hook; all share this behaviour."""
+
+    def __init__(self, hook: str, doc: str) -> None:
+        self.hook = hook
+        self.__doc__ = doc
+        self.__name__ = hook
+
+    def __repr__(self) -> str:
+        return f"<graphagent decorator @{self.hook}>"
+
+    @overload
+    def __call__(self, func: Callable[..., Any], /) -> AgentMiddleware: ...
+
+    @overload
+    def __call__(
+        self,
+        func: None = None,
+        /,
+        *,
+        name: str | None = None,
+        state_schema: type[Any] | None = None,
+        tools: Sequence[BaseTool] | None = None,
+        can_jump_to: Sequence[JumpTo] | None = None,
+    ) -> Callable[[Callable[..., Any]], AgentMiddleware]: ...
+
+    def __call__(
+        self,
+        func: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        state_schema: type[Any] | None = None,
+        tools: Sequence[BaseTool] | None = None,
+        can_jump_to: Sequence[JumpTo] | None = None,
+    ) -> AgentMiddleware | Callable[[Callable[..., Any]], AgentMiddleware]:
+        targets = self._check_targets(can_jump_to)
+
+        def build(fn: Callable[..., Any]) -> AgentMiddleware:
+            method = _as_method(fn)
+            if targets:
+                method.__can_jump_to__ = list(targets)  # type: ignore[attr-defined]
+            prefix = "a" if inspect.iscoroutinefunction(fn) else ""
+            return middleware_from_methods(
+                name or fn.__name__,
+                {prefix + self.hook: method},
+                state_schema=state_schema,
+                tools=tools,
+                doc=fn.__doc__,
+                module=fn.__module__,
+            )
+
+        return build if func is None else build(func)
+
+    def _check_targets(self, can_jump_to: Sequence[JumpTo] | None) -> tuple[JumpTo, ...]:
+        targets = tuple(can_jump_to or ())
+        if targets and self.hook not in NODE_HOOKS:
+            raise MiddlewareError(
+                f"@{self.hook} does not take can_jump_to: only node hooks "
+                f"({', '.join(NODE_HOOKS)}) can jump."
+            )
+        unknown = [t for t in targets if t not in JUMP_TARGETS]
+        if unknown:
+            raise MiddlewareError(
+                f"@{self.hook}(can_jump_to=...) got unknown target(s) {unknown}; "
+                f"the targets are {list(JUMP_TARGETS)}."
+            )
+        return targets
+
+
+def _as_method(fn: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def amethod(self: AgentMiddleware, *args: Any) -> Any:
+            return await fn(*args)
+
+        return amethod
+
+    @functools.wraps(fn)
+    def method(self: AgentMiddleware, *args: Any) -> Any:
+        return fn(*args)
+
+    return method
+
+
+def middleware_from_methods(
+    name: str,
+    methods: dict[str, Callable[..., Any]],
+    *,
+    state_schema: type[Any] | None = None,
+    tools: Sequence[BaseTool] | None = None,
+    doc: str | None = None,
+    module: str | None = None,
+) -> AgentMiddleware:
+    """A one-off ``AgentMiddleware`` subclass named ``name`` with the given hook methods."""
+    namespace: dict[str, Any] = {
+        **methods,
+        "state_schema": state_schema or AgentState,
+        "tools": list(tools or ()),
+        "__doc__": doc,
+        "__module__": module or __name__,
+    }
+    cls = type(name, (AgentMiddleware,), namespace)
+    return cls()  # type: ignore[no-any-return]
+
+
+before_agent = _HookDecorator("before_agent", "Run a function once per invocation, first.")
+before_model = _HookDecorator("before_model", "Run a function before every model call.")
+after_model = _HookDecorator("after_model", "Run a function after every model call.")
+after_agent = _HookDecorator("after_agent", "Run a function once per invocation, last.")
+wrap_model_call = _HookDecorator(
+    "wrap_model_call", "Wrap every model call: fn(request, handler) -> response."
+)
+wrap_tool_call = _HookDecorator(
+    "wrap_tool_call", "Wrap every tool call: fn(request, handler) -> ToolMessage | Command."
+)
+
+PromptFn = Callable[[ModelRequest[Any]], "str | SystemMessage | Awaitable[str | SystemMessage]"]
+
+
+@overload
+def dynamic_prompt(func: PromptFn, /) -> AgentMiddleware: ...
+
+
+@overload
+def dynamic_prompt(
+    func: None = None,
+    /,
+    *,
+    name: str | None = None,
+    state_schema: type[Any] | None = None,
+    tools: Sequence[BaseTool] | None = None,
+) -> Callable[[PromptFn], AgentMiddleware]: ...
+
+
+def dynamic_prompt(
+    func: PromptFn | None = None,
+    /,
+    *,
+    name: str | None = None,
+    state_schema: type[Any] | None = None,
+    tools: Sequence[BaseTool] | None = None,
+) -> AgentMiddleware | Callable[[PromptFn], AgentMiddleware]:
+    """Set the system message of each model call from ``fn(request) -> str | SystemMessage``.
+
+    A sync function serves sync and async runs alike; an async one serves async runs.
+    """
+
+    def build(fn: PromptFn) -> AgentMiddleware:
+        methods: dict[str, Callable[..., Any]] = {}
+        if inspect.iscoroutinefunction(fn):
+
+            async def awrap(
+                self: AgentMiddleware,
+                request: ModelRequest[Any],
+                handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
+            ) -> ModelCallResult:
+                prompt = await fn(request)
+                return await handler(_with_prompt(request, prompt))
+
+            methods["awrap_model_call"] = awrap
+        else:
+
+            def wrap(
+                self: AgentMiddleware,
+                request: ModelRequest[Any],
+                handler: Callable[[ModelRequest[Any]], ModelResponse],
+            ) -> ModelCallResult:
+                return handler(_with_prompt(request, fn(request)))
+
+            async def awrap_sync(
+                self: AgentMiddleware,
+                request: ModelRequest[Any],
+                handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
+            ) -> ModelCallResult:
+                return await handler(_with_prompt(request, fn(request)))
+
+            methods["wrap_model_call"] = wrap
+            methods["awrap_model_call"] = awrap_sync
+        return middleware_from_methods(
+            name or fn.__name__,
+            methods,
+            state_schema=state_schema,
+            tools=tools,
+            doc=fn.__doc__,
+            module=fn.__module__,
+        )
+
+    return build if func is None else build(func)
+
+
+def _with_prompt(request: ModelRequest[Any], prompt: Any) -> ModelRequest[Any]:
+    if isinstance(prompt, SystemMessage):
+        return request.override(system_message=prompt)
+    if isinstance(prompt, str):
+        return request.override(system_message=SystemMessage(prompt))
+    raise TypeError(
+        f"A @dynamic_prompt function must return a str or a SystemMessage, got "
+        f"{type(prompt).__name__}."
+    )

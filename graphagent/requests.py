@@ -1,0 +1,76 @@
+"""The immutable records of ``wrap_model_call``: request, response, extended response."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
+from langgraph.types import Command
+from langgraph.typing import ContextT
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
+    from langgraph.runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest(Generic[ContextT]):
+    """Everything one model call is made from. Change it with :meth:`override`, never in place."""
+
+    model: BaseChatModel
+    messages: list[AnyMessage]
+    system_message: SystemMessage | None = None
+    tool_choice: Any | None = None
+    tools: list[BaseTool | dict[str, Any]] = field(default_factory=list)
+    response_format: Any | None = None
+    state: Any = field(default_factory=dict)
+    runtime: Runtime[ContextT] | None = None
+    model_settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The system message as plain text (``None`` without one)."""
+        if self.system_message is None:
+            return None
+        return self.system_message.text
+
+    def override(self, **changes: Any) -> ModelRequest[ContextT]:
+        """A copy with the given fields replaced; ``system_prompt=`` sets the system message."""
+        if "system_prompt" in changes:
+            if "system_message" in changes:
+                raise TypeError("override() takes system_prompt or system_message, not both")
+            prompt = changes.pop("system_prompt")
+            changes["system_message"] = None if prompt is None else SystemMessage(prompt)
+        unknown = set(changes) - _REQUEST_FIELDS
+        if unknown:
+            raise TypeError(
+                f"ModelRequest.override() got unknown field(s) {sorted(unknown)}; "
+                f"the fields are {sorted(_REQUEST_FIELDS)} and system_prompt"
+            )
+        return dataclasses.replace(self, **changes)
+
+
+_REQUEST_FIELDS = frozenset(f.name for f in dataclasses.fields(ModelRequest))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """The result of a model call: its messages and, with a response format, the parsed value."""
+
+    result: list[BaseMessage]
+    structured_response: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExtendedModelResponse:
+    """A model response plus a ``Command(update=...)`` applied to the state after the model node."""
+
+    model_response: ModelResponse
+    command: Command[Any] | None = None
+
+
+ModelCallResult: TypeAlias = ModelResponse | AIMessage | ExtendedModelResponse
+"""What a ``wrap_model_call`` hook may return."""

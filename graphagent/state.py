@@ -1,0 +1,165 @@
+"""Agent state: the base schema, visibility markers, and merging every middleware's schema."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import (
+    Annotated,
+    Any,
+    Generic,
+    Literal,
+    NotRequired,
+    Required,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+from langchain_core.messages import AnyMessage
+from langgraph.channels import EphemeralValue
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict, TypeVar, is_typeddict
+
+from graphagent.errors import MiddlewareError, StateSchemaConflictError
+
+JumpTo = Literal["end", "tools", "model"]
+JUMP_TARGETS: tuple[JumpTo, ...] = ("end", "tools", "model")
+
+ResponseT = TypeVar("ResponseT", default=Any)
+
+
+@dataclass(frozen=True, slots=True)
+class OmitFromSchema:
+    """Marks a state field, inside ``Annotated[...]``, as left out of the input and/or output."""
+
+    input: bool = True
+    output: bool = True
+
+
+OmitFromInput = OmitFromSchema(input=True, output=False)
+"""The caller cannot pass this field in; it still comes back out."""
+OmitFromOutput = OmitFromSchema(input=False, output=True)
+"""The caller may pass this field in; it is not returned."""
+PrivateStateAttr = OmitFromSchema(input=True, output=True)
+"""Internal to the agent: neither accepted as input nor returned."""
+
+
+class AgentState(TypedDict, Generic[ResponseT]):
+    """The state every agent has; middleware and users extend it by subclassing."""
+
+    messages: Required[Annotated[list[AnyMessage], add_messages]]
+    jump_to: NotRequired[Annotated[JumpTo | None, EphemeralValue, PrivateStateAttr]]
+    structured_response: NotRequired[Annotated[ResponseT, OmitFromInput]]
+
+
+class InputAgentState(TypedDict):
+    """What an agent accepts by default: messages."""
+
+    messages: Required[Annotated[list[AnyMessage | dict[str, Any]], add_messages]]
+
+
+class OutputAgentState(TypedDict, Generic[ResponseT]):
+    """What an agent returns by default: messages and, with a response format, the response."""
+
+    messages: Required[Annotated[list[AnyMessage], add_messages]]
+    structured_response: NotRequired[ResponseT]
+
+
+@dataclass(frozen=True, slots=True)
+class StateField:
+    """One field of the merged state: its annotation for the graph, visibility and declarer."""
+
+    name: str
+    annotation: Any
+    visibility: OmitFromSchema | None
+    owner: str
+
+    @property
+    def in_input(self) -> bool:
+        return self.visibility is None or not self.visibility.input
+
+    @property
+    def in_output(self) -> bool:
+        return self.visibility is None or not self.visibility.output
+
+
+@dataclass(frozen=True, slots=True)
+class MergedSchemas:
+    """The state, input and output TypedDicts of one agent, plus the fields they came from."""
+
+    state: type[Any]
+    input: type[Any]
+    output: type[Any]
+    fields: Mapping[str, StateField]
+
+
+def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchemas:
+    """Merge ``(owner, schema)`` pairs into one state; the first declarer of a field is its owner.
+
+    Visibility markers are stripped from the graph's annotations (langgraph reads the last
+    ``Annotated`` item as a reducer, so a trailing marker would hide it) and kept on the field.
+    """
+    fields: dict[str, StateField] = {}
+    for owner, schema in sources:
+        for name, raw in _type_hints(owner, schema).items():
+            field = _field(name, raw, owner)
+            known = fields.get(name)
+            if known is None:
+                fields[name] = field
+            elif _bare(known.annotation) != _bare(field.annotation):
+                raise StateSchemaConflictError(
+                    f"State field '{name}' is declared as {_show(known.annotation)} by "
+                    f"'{known.owner}' and as {_show(field.annotation)} by '{owner}'; "
+                    "declare it with one type in both schemas, or rename one of the fields."
+                )
+    return MergedSchemas(
+        state=_typed_dict("AgentState", fields.values()),
+        input=_typed_dict("AgentInput", (f for f in fields.values() if f.in_input)),
+        output=_typed_dict("AgentOutput", (f for f in fields.values() if f.in_output)),
+        fields=fields,
+    )
+
+
+def _type_hints(owner: str, schema: Any) -> dict[str, Any]:
+    if not (isinstance(schema, type) and is_typeddict(schema)):
+        raise MiddlewareError(
+            f"'{owner}' gives a state_schema of {schema!r}, which is not a TypedDict; "
+            "declare it as `class MyState(AgentState): field: NotRequired[int]`."
+        )
+    return get_type_hints(schema, include_extras=True)
+
+
+def _field(name: str, raw: Any, owner: str) -> StateField:
+    wrapper, inner = _split_required(raw)
+    visibility: OmitFromSchema | None = None
+    if get_origin(inner) is Annotated:
+        base, *meta = get_args(inner)
+        markers = [m for m in meta if isinstance(m, OmitFromSchema)]
+        if markers:
+            visibility = markers[-1]
+            rest = [m for m in meta if not isinstance(m, OmitFromSchema)]
+            inner = Annotated[(base, *rest)] if rest else base
+    annotation = wrapper[inner] if wrapper is not None else inner
+    return StateField(name=name, annotation=annotation, visibility=visibility, owner=owner)
+
+
+def _split_required(annotation: Any) -> tuple[Any, Any]:
+    origin = get_origin(annotation)
+    if origin is NotRequired or origin is Required:
+        return origin, get_args(annotation)[0]
+    return None, annotation
+
+
+def _bare(annotation: Any) -> Any:
+    return _split_required(annotation)[1]
+
+
+def _show(annotation: Any) -> str:
+    text = repr(_bare(annotation))
+    return text.replace("typing.", "").replace("typing_extensions.", "")
+
+
+def _typed_dict(name: str, fields: Any) -> type[Any]:
+    annotations = {f.name: f.annotation for f in fields}
+    return TypedDict(name, annotations)  # type: ignore[operator,no-any-return]

@@ -1,1 +1,52 @@
-"""Shared pytest configuration for the graphagent test suite."""
+"""Shared fixtures: run an agent through each entry point and get its final state."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+ENTRY_POINTS = ("invoke", "ainvoke", "stream", "astream")
+Run = Callable[..., dict[str, Any]]
+
+
+def run_agent(agent: Any, how: str, inputs: Any, **kwargs: Any) -> dict[str, Any]:
+    """The agent's final output, reached through ``invoke``/``ainvoke``/``stream``/``astream``."""
+    if how == "invoke":
+        return agent.invoke(inputs, **kwargs)  # type: ignore[no-any-return]
+    if how == "ainvoke":
+        return asyncio.run(agent.ainvoke(inputs, **kwargs))  # type: ignore[no-any-return]
+    if how == "stream":
+        return _last(list(agent.stream(inputs, stream_mode="values", **kwargs)))
+    if how == "astream":
+
+        async def collect() -> list[Any]:
+            return [chunk async for chunk in agent.astream(inputs, stream_mode="values", **kwargs)]
+
+        return _last(asyncio.run(collect()))
+    raise ValueError(how)
+
+
+def _last(chunks: list[Any]) -> dict[str, Any]:
+    assert chunks, "the stream produced nothing"
+    return chunks[-1]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=ENTRY_POINTS)
+def how(request: pytest.FixtureRequest) -> str:
+    """Each entry point in turn."""
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=("invoke", "ainvoke"))
+def how_call(request: pytest.FixtureRequest) -> str:
+    """invoke and ainvoke."""
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def run(how: str) -> Run:
+    """``run(agent, inputs, **kwargs)`` through the entry point of this test instance."""
+    return lambda agent, inputs, **kw: run_agent(agent, how, inputs, **kw)

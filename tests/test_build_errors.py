@@ -1,0 +1,164 @@
+"""Mistakes that can be known when the agent is built fail there, naming the culprit and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NotRequired
+
+import pytest
+from langchain_core.tools import tool
+
+from graphagent import (
+    DuplicateMiddlewareError,
+    MiddlewareError,
+    StateSchemaConflictError,
+    create_agent,
+)
+from graphagent.middleware import AgentMiddleware, AgentState, before_model
+from graphagent.testing import ScriptedChatModel
+
+MODEL = ScriptedChatModel(["x"])
+
+
+class Retry(AgentMiddleware):
+    def before_model(self, state: Any, runtime: Any) -> None:
+        return None
+
+
+class Other(AgentMiddleware):
+    pass
+
+
+def test_duplicate_names_name_the_duplicate_its_positions_and_the_fix() -> None:
+    with pytest.raises(DuplicateMiddlewareError) as caught:
+        create_agent(MODEL, middleware=[Retry(), Other(), Retry()])
+    assert str(caught.value) == (
+        "Duplicate middleware name 'Retry' at positions 0 and 2; give one a distinct name "
+        "(name=... on a decorator, or a `name` attribute) or use a subclass."
+    )
+    assert isinstance(caught.value, ValueError)
+
+
+def test_three_duplicates_list_every_position() -> None:
+    with pytest.raises(DuplicateMiddlewareError, match="at positions 0, 1 and 2;"):
+        create_agent(MODEL, middleware=[Retry(), Retry(), Retry()])
+
+
+def test_a_distinct_name_resolves_the_duplicate() -> None:
+    second = Retry()
+    second.name = "Retry2"
+    agent = create_agent(MODEL, middleware=[Retry(), second])
+    assert {"Retry.before_model", "Retry2.before_model"} <= set(agent.get_graph().nodes)
+
+
+def test_decorated_hooks_with_the_same_function_name_collide() -> None:
+    def hook(state: Any, runtime: Any) -> None:
+        return None
+
+    with pytest.raises(DuplicateMiddlewareError, match="'hook' at positions 0 and 1"):
+        create_agent(MODEL, middleware=[before_model(hook), before_model(hook)])
+    create_agent(MODEL, middleware=[before_model(hook), before_model(name="again")(hook)])
+
+
+def test_a_class_instead_of_an_instance() -> None:
+    with pytest.raises(
+        MiddlewareError, match=r"middleware\[0\] is the class Retry.*pass Retry\(...\)"
+    ):
+        create_agent(MODEL, middleware=[Retry])  # type: ignore[list-item]
+
+
+def test_something_that_is_not_middleware() -> None:
+    with pytest.raises(MiddlewareError, match=r"middleware\[1\] is 'oops' \(str\)"):
+        create_agent(MODEL, middleware=[Retry(), "oops"])  # type: ignore[list-item]
+
+
+def test_a_name_langgraph_cannot_use() -> None:
+    odd = Retry()
+    odd.name = "a:b"
+    with pytest.raises(MiddlewareError, match=r"has the name 'a:b'"):
+        create_agent(MODEL, middleware=[odd])
+
+
+class CountAsInt(AgentState):
+    count: NotRequired[int]
+
+
+class CountAsStr(AgentState):
+    count: NotRequired[str]
+
+
+def test_conflicting_state_fields_name_both_middleware() -> None:
+    @before_model(state_schema=CountAsInt)
+    def counter(state: Any, runtime: Any) -> None:
+        return None
+
+    @before_model(state_schema=CountAsStr)
+    def labeller(state: Any, runtime: Any) -> None:
+        return None
+
+    with pytest.raises(StateSchemaConflictError) as caught:
+        create_agent(MODEL, middleware=[counter, labeller])
+    assert str(caught.value) == (
+        "State field 'count' is declared as <class 'int'> by 'counter' and as <class 'str'> by "
+        "'labeller'; declare it with one type in both schemas, or rename one of the fields."
+    )
+
+
+def test_user_state_schema_conflicts_too() -> None:
+    @before_model(state_schema=CountAsStr)
+    def labeller(state: Any, runtime: Any) -> None:
+        return None
+
+    with pytest.raises(StateSchemaConflictError, match=r"by 'state_schema' and .* by 'labeller'"):
+        create_agent(MODEL, middleware=[labeller], state_schema=CountAsInt)
+
+
+def test_a_state_schema_that_is_not_a_typed_dict() -> None:
+    @dataclass
+    class NotTyped:
+        count: int = 0
+
+    with pytest.raises(
+        MiddlewareError, match=r"'state_schema' gives a state_schema of .* TypedDict"
+    ):
+        create_agent(MODEL, state_schema=NotTyped)
+
+
+@tool
+def search(query: str) -> str:
+    """Search."""
+    return query
+
+
+def test_duplicate_tool_names() -> None:
+    class Searching(AgentMiddleware):
+        tools = (search,)
+
+    with pytest.raises(
+        MiddlewareError,
+        match="'search' comes from both the agent's tools and middleware 'Searching'",
+    ):
+        create_agent(MODEL, [search], middleware=[Searching()])
+
+
+def test_bad_tools_and_prompts() -> None:
+    with pytest.raises(TypeError, match=r"tools\[0\] is 42"):
+        create_agent(MODEL, [42])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="system_prompt must be a str or a SystemMessage"):
+        create_agent(MODEL, system_prompt=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="model must be a langchain_core BaseChatModel"):
+        create_agent(object())  # type: ignore[arg-type]
+
+
+def test_nothing_is_built_when_validation_fails() -> None:
+    built: list[str] = []
+
+    class Tracking(AgentMiddleware):
+        @property
+        def state_schema(self) -> type[Any]:  # type: ignore[override]
+            built.append("schema read")
+            return AgentState
+
+    with pytest.raises(DuplicateMiddlewareError):
+        create_agent(MODEL, middleware=[Tracking(), Tracking()])
+    assert built == []

@@ -1,0 +1,102 @@
+"""The plan alone: discovery, order and routes, without building or running a graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.tools import tool
+
+from graphagent._plan import compile_plan
+from graphagent.middleware import AgentMiddleware, after_agent, before_model, hook_config
+
+
+class A(AgentMiddleware):
+    def before_model(self, state: Any, runtime: Any) -> None: ...
+
+    def after_model(self, state: Any, runtime: Any) -> None: ...
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any: ...
+
+
+class B(AgentMiddleware):
+    async def abefore_model(self, state: Any, runtime: Any) -> None: ...
+
+    def after_model(self, state: Any, runtime: Any) -> None: ...
+
+    async def aafter_model(self, state: Any, runtime: Any) -> None: ...
+
+    @hook_config(can_jump_to=["end", "model"])
+    def after_agent(self, state: Any, runtime: Any) -> None: ...
+
+
+class Idle(AgentMiddleware):
+    pass
+
+
+@tool
+def ping() -> str:
+    """Ping."""
+    return "pong"
+
+
+def test_only_overridden_hooks_take_part() -> None:
+    plan = compile_plan([A(), Idle(), B()])
+
+    assert [h.node for h in plan.node_hooks] == [
+        "A.before_model",
+        "B.before_model",
+        "B.after_model",
+        "A.after_model",
+        "B.after_agent",
+    ]
+    assert [h.owner for h in plan.wrap_model_call] == ["A"]
+    assert plan.wrap_tool_call == ()
+    assert [h.mode for h in plan.node_hooks] == ["sync", "async", "both", "sync", "sync"]
+
+
+def test_routes_without_tools() -> None:
+    plan = compile_plan([A(), B()])
+    routes = {node: (r.default, dict(r.jumps), r.to_tools) for node, r in plan.routes.items()}
+
+    assert plan.entry == "A.before_model"
+    assert routes == {
+        "__start__": ("A.before_model", {}, False),
+        "A.before_model": ("B.before_model", {}, False),
+        "B.before_model": ("model", {}, False),
+        "model": ("B.after_model", {}, False),
+        "B.after_model": ("A.after_model", {}, False),
+        "A.after_model": ("B.after_agent", {}, False),
+        "B.after_agent": ("__end__", {"end": "__end__", "model": "A.before_model"}, False),
+    }
+
+
+def test_routes_with_tools_and_jumps() -> None:
+    @before_model(can_jump_to=["end", "tools"])
+    def gate(state: Any, runtime: Any) -> None: ...
+
+    @after_agent
+    def close(state: Any, runtime: Any) -> None: ...
+
+    plan = compile_plan([gate, close], tools=[ping])
+    routes = {node: (r.default, dict(r.jumps), r.to_tools) for node, r in plan.routes.items()}
+
+    assert routes == {
+        "__start__": ("gate.before_model", {}, False),
+        "gate.before_model": ("model", {"end": "close.after_agent", "tools": "tools"}, False),
+        "model": ("close.after_agent", {}, True),
+        "tools": ("gate.before_model", {}, False),
+        "close.after_agent": ("__end__", {}, False),
+    }
+    assert [t.name for t in plan.tools] == ["ping"]
+
+
+def test_middleware_tools_and_schemas_are_collected() -> None:
+    class WithTool(AgentMiddleware):
+        tools = (ping,)
+
+    plan = compile_plan([WithTool()])
+
+    assert [t.name for t in plan.tools] == ["ping"]
+    assert set(plan.schemas.fields) == {"messages", "jump_to", "structured_response"}
+    assert plan.schemas.fields["jump_to"].in_input is False
+    assert plan.schemas.fields["structured_response"].in_output is True

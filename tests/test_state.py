@@ -1,0 +1,80 @@
+"""Typed state: custom fields in and out, visibility markers, merged schemas."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, NotRequired
+
+from langchain_core.messages import HumanMessage
+
+from graphagent import create_agent
+from graphagent.middleware import (
+    AgentState,
+    OmitFromInput,
+    OmitFromOutput,
+    PrivateStateAttr,
+    after_model,
+    before_model,
+)
+from graphagent.testing import ScriptedChatModel
+from tests.conftest import Run, run_agent
+
+
+class Visibility(AgentState):
+    public: NotRequired[str]
+    computed: NotRequired[Annotated[str, OmitFromInput]]
+    config: NotRequired[Annotated[str, OmitFromOutput]]
+    secret: NotRequired[Annotated[str, PrivateStateAttr]]
+    log: NotRequired[Annotated[list[str], operator.add, OmitFromInput]]
+
+
+def make_agent(seen: list[dict[str, Any]]) -> Any:
+    @before_model(state_schema=Visibility)
+    def look(state: Any, runtime: Any) -> dict[str, Any]:
+        seen.append(dict(state))
+        return {"computed": "c", "secret": "s", "log": ["before"]}
+
+    @after_model(state_schema=Visibility)
+    def more(state: Any, runtime: Any) -> dict[str, Any]:
+        return {"log": ["after"]}
+
+    return create_agent(ScriptedChatModel(["ok"], repeat_last=True), middleware=[look, more])
+
+
+def test_custom_fields_come_back_and_markers_filter_input_and_output(how_call: str) -> None:
+    seen: list[dict[str, Any]] = []
+    agent = make_agent(seen)
+    inputs = {
+        "messages": [HumanMessage("hi")],
+        "public": "p",
+        "computed": "ignored",
+        "config": "cfg",
+        "secret": "ignored",
+    }
+
+    result = run_agent(agent, how_call, inputs)
+
+    before_model_saw = {k: v for k, v in seen[0].items() if k != "messages"}
+    assert before_model_saw == {"public": "p", "config": "cfg", "log": []}
+    assert set(result) == {"messages", "public", "computed", "log"}
+    assert result["log"] == ["before", "after"]
+    assert result["computed"] == "c"
+
+
+def test_schemas_exposed_by_the_graph() -> None:
+    agent = make_agent([])
+    input_fields = set(agent.get_input_jsonschema()["properties"])
+    output_fields = set(agent.get_output_jsonschema()["properties"])
+
+    assert input_fields == {"messages", "public", "config"}
+    assert output_fields == {"messages", "public", "computed", "log", "structured_response"}
+
+
+def test_user_state_schema_fields_pass_through(run: Run) -> None:
+    class Ticket(AgentState):
+        ticket_id: NotRequired[str]
+
+    agent = create_agent(ScriptedChatModel(["ok"]), state_schema=Ticket)
+    result = run(agent, {"messages": ["hi"], "ticket_id": "T-1"})
+
+    assert result["ticket_id"] == "T-1"

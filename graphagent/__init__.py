@@ -7,6 +7,7 @@ from graphagent.errors import (
     HookReturnError,
     MiddlewareError,
     StateSchemaConflictError,
+    UnregisteredToolError,
 )
 from graphagent.factory import create_agent
 from graphagent.state import AgentState
@@ -19,5 +20,6 @@ __all__ = [
     "HookReturnError",
     "MiddlewareError",
     "StateSchemaConflictError",
+    "UnregisteredToolError",
     "create_agent",
 ]

@@ -7,13 +7,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
-from langgraph.constants import START
 from langgraph.graph import StateGraph
 
 from graphagent._model import ModelSetup, model_node
 from graphagent._nodes import destinations, hook_node, router
 from graphagent._plan import MODEL_NODE, TOOLS_NODE, Plan
-from graphagent._tools import tools_node
+from graphagent._tools import ToolRegistry, tools_node
 
 
 def build_graph(
@@ -35,13 +34,17 @@ def build_graph(
     plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
     for hook in plan.node_hooks:
         graph.add_node(hook.node, hook_node(hook, plan.routes[hook.node], state_keys))
-    setup = ModelSetup(model, system_message, plan.tools, name, state_keys, plain_keys)
+    registry = ToolRegistry(plan.tools, wrapped=bool(plan.wrap_tool_call))
+    offered = (*plan.tools, *plan.provider_tools)
+    setup = ModelSetup(model, system_message, offered, name, state_keys, plain_keys, registry)
     graph.add_node(MODEL_NODE, model_node(setup, plan.wrap_model_call))
     if plan.tools:
-        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.wrap_tool_call))
+        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.wrap_tool_call, registry))
+    return_direct = frozenset(t.name for t in plan.tools if t.return_direct)
     for source, route in plan.routes.items():
-        if source == START or (not route.jumps and not route.to_tools):
+        targets = destinations(route)
+        if len(targets) == 1:
             graph.add_edge(source, route.default)
         else:
-            graph.add_conditional_edges(source, router(source, route), destinations(route))
+            graph.add_conditional_edges(source, router(source, route, return_direct), targets)
     return graph

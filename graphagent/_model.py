@@ -14,7 +14,9 @@ from langgraph.types import Command
 
 from graphagent._chain import Layer, async_only_error, bridge_to_async, build_onion
 from graphagent._compat import RunnableCallable
+from graphagent._history import answer_malformed_calls, pair_tool_calls
 from graphagent._plan import MODEL_NODE, Hook
+from graphagent._tools import ToolRegistry
 from graphagent.errors import HookReturnError
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 
@@ -39,6 +41,7 @@ class ModelSetup:
     name: str | None
     state_keys: frozenset[str]
     plain_keys: frozenset[str]
+    registry: ToolRegistry
 
 
 def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
@@ -76,13 +79,16 @@ class _ModelCall:
 
     def __init__(self, setup: ModelSetup) -> None:
         self._name = setup.name
+        self._registry = setup.registry
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
 
     def sync(self, request: ModelRequest) -> Outcome:
+        self._registry.check_offered(request.tools)
         message = self._bind(request).invoke(_messages(request))
         return self._outcome(message)
 
     async def asynchronous(self, request: ModelRequest) -> Outcome:
+        self._registry.check_offered(request.tools)
         message = await self._bind(request).ainvoke(_messages(request))
         return self._outcome(message)
 
@@ -131,9 +137,10 @@ def _bind(request: ModelRequest) -> Runnable[Any, Any]:
 
 
 def _messages(request: ModelRequest) -> list[Any]:
+    messages = pair_tool_calls(request.messages)
     if request.system_message is None:
-        return request.messages
-    return [request.system_message, *request.messages]
+        return messages
+    return [request.system_message, *messages]
 
 
 def _layer(hook: Hook, setup: ModelSetup) -> Layer:
@@ -231,7 +238,9 @@ def _update(outcome: Outcome, plain_keys: frozenset[str]) -> dict[str, Any] | li
     Plain fields are merged into one write (inner first, outer wins); fields with a reducer get
     one write per command, applied in the same order.
     """
-    first: dict[str, Any] = {"messages": outcome.response.result}
+    messages = outcome.response.result
+    malformed = answer_malformed_calls(messages)
+    first: dict[str, Any] = {"messages": messages + malformed if malformed else messages}
     if outcome.response.structured_response is not None:
         first["structured_response"] = outcome.response.structured_response
     if not outcome.commands:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from graphagent._chain import async_only_error
 from graphagent._compat import RunnableCallable
+from graphagent._history import pending_tool_calls
 from graphagent._plan import TOOLS_NODE, Hook, Route
 from graphagent.errors import HookReturnError
 
@@ -79,7 +80,7 @@ def _check_jump(hook: Hook, route: Route, target: Any) -> None:
         )
 
 
-def router(source: str, route: Route) -> Callable[[Any], Any]:
+def router(source: str, route: Route, return_direct: frozenset[str]) -> Callable[[Any], Any]:
     """Pick the next node: a jump the source node returned, the tools, or the default."""
 
     def route_next(state: Any) -> Any:
@@ -94,6 +95,10 @@ def router(source: str, route: Route) -> Callable[[Any], Any]:
             sends = _tool_sends(state)
             if sends:
                 return sends
+            if route.loop and _last_ai_had_malformed_calls(state["messages"]):
+                return route.loop
+        if route.exit and _called_any(state["messages"], return_direct):
+            return route.exit
         return route.default
 
     return route_next
@@ -104,18 +109,24 @@ def destinations(route: Route) -> list[str]:
     found = [route.default, *route.jumps.values()]
     if route.to_tools:
         found.append(TOOLS_NODE)
+    found += [node for node in (route.loop, route.exit) if node]
     return list(dict.fromkeys(found))
 
 
-def pending_tool_calls(messages: list[Any]) -> list[ToolCall]:
-    """The tool calls of the last AI message that have no ToolMessage answer yet."""
-    answered: set[str | None] = set()
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            answered.add(message.tool_call_id)
-        elif isinstance(message, AIMessage):
-            return [call for call in message.tool_calls if call["id"] not in answered]
-    return []
+def _last_ai(messages: list[Any]) -> AIMessage | None:
+    return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+
+def _last_ai_had_malformed_calls(messages: list[Any]) -> bool:
+    message = _last_ai(messages)
+    return message is not None and bool(message.invalid_tool_calls)
+
+
+def _called_any(messages: list[Any], names: frozenset[str]) -> bool:
+    """Whether the last AI message called one of ``names``. Every parallel tool task sees the same
+    AI message, so they all route alike."""
+    message = _last_ai(messages)
+    return message is not None and any(call["name"] in names for call in message.tool_calls)
 
 
 def _tool_sends(state: Any) -> list[Send]:

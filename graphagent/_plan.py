@@ -58,12 +58,18 @@ class Hook:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Where a node goes next: ``default``, or ``tools`` when the last AI message has tool calls
-    (when ``to_tools`` is set), or the node a declared ``jump_to`` target maps to."""
+    """Where a node goes next.
+
+    In order: the node a declared ``jump_to`` target maps to; with ``to_tools``, the tools for
+    pending tool calls, or ``loop`` again when the model's only calls were malformed; with
+    ``exit``, there when a ``return_direct`` tool was called; otherwise ``default``.
+    """
 
     default: str
     jumps: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     to_tools: bool = False
+    loop: str | None = None
+    exit: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +84,7 @@ class Plan:
     wrap_model_call: tuple[Hook, ...]
     wrap_tool_call: tuple[Hook, ...]
     tools: tuple[BaseTool, ...]
+    provider_tools: tuple[dict[str, Any], ...]
     schemas: MergedSchemas
     entry: str
     routes: Mapping[str, Route]
@@ -89,19 +96,22 @@ class Plan:
 
 def compile_plan(
     middleware: Sequence[Any],
-    tools: Sequence[BaseTool] = (),
+    tools: Sequence[BaseTool | dict[str, Any]] = (),
     state_schema: type[Any] | None = None,
 ) -> Plan:
     """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet."""
     stack = tuple(_check_instances(middleware))
     _check_names(stack)
     hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
-    all_tools = _collect_tools(tools, stack)
+    all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
     schemas = merge_state_schemas(_schema_sources(stack, state_schema))
     after_model = tuple(reversed(hooks["after_model"]))
     after_agent = tuple(reversed(hooks["after_agent"]))
     before_agent, before_model = tuple(hooks["before_agent"]), tuple(hooks["before_model"])
-    entry, routes = _routes(before_agent, before_model, after_model, after_agent, bool(all_tools))
+    return_direct = any(t.return_direct for t in all_tools)
+    entry, routes = _routes(
+        before_agent, before_model, after_model, after_agent, bool(all_tools), return_direct
+    )
     return Plan(
         middleware=stack,
         before_agent=before_agent,
@@ -111,6 +121,7 @@ def compile_plan(
         wrap_model_call=tuple(hooks["wrap_model_call"]),
         wrap_tool_call=tuple(hooks["wrap_tool_call"]),
         tools=all_tools,
+        provider_tools=tuple(t for t in tools if isinstance(t, dict)),
         schemas=schemas,
         entry=entry,
         routes=MappingProxyType(routes),
@@ -235,6 +246,7 @@ def _routes(
     after_model: tuple[Hook, ...],
     after_agent: tuple[Hook, ...],
     has_tools: bool,
+    return_direct: bool = False,
 ) -> tuple[str, dict[str, Route]]:
     """Chain each hook position to the next; the loop is model -> tools -> model."""
     loop_entry = before_model[0].node if before_model else MODEL_NODE
@@ -249,7 +261,9 @@ def _routes(
             if not has_tools:
                 del jumps["tools"]
             declared: dict[str, str] = {t: jumps[t] for t in hook.can_jump_to if t in jumps}
-            routes[hook.node] = Route(nxt, MappingProxyType(declared), to_tools and is_last)
+            tools_here = to_tools and is_last
+            loop = loop_entry if tools_here else None
+            routes[hook.node] = Route(nxt, MappingProxyType(declared), tools_here, loop)
 
     chain(before_agent, loop_entry, exit_)
     chain(before_model, MODEL_NODE, exit_)
@@ -258,9 +272,10 @@ def _routes(
     if after_model:
         routes[MODEL_NODE] = Route(after_model[0].node)
     else:
-        routes[MODEL_NODE] = Route(exit_, to_tools=has_tools)
+        loop = loop_entry if has_tools else None
+        routes[MODEL_NODE] = Route(exit_, to_tools=has_tools, loop=loop)
     if has_tools:
-        routes[TOOLS_NODE] = Route(loop_entry)
+        routes[TOOLS_NODE] = Route(loop_entry, exit=exit_ if return_direct else None)
     entry = before_agent[0].node if before_agent else loop_entry
     routes[START] = Route(entry)
     return entry, routes

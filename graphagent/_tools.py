@@ -12,11 +12,47 @@ from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 
 from graphagent._chain import async_only_error, bridge_to_async, build_onion
 from graphagent._plan import TOOLS_NODE, Hook
+from graphagent.errors import UnregisteredToolError
 
 ToolResult = Any  # ToolMessage | Command
 
 
-def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
+class ToolRegistry:
+    """The tools the agent executes, and the unregistered ones hooks offered to the model.
+
+    A ``wrap_model_call`` hook may offer the model a tool the agent does not have; that is only
+    sound when a ``wrap_tool_call`` hook executes it (``request.override(tool=...)``).
+    """
+
+    def __init__(self, tools: Sequence[BaseTool], wrapped: bool) -> None:
+        self.names = frozenset(t.name for t in tools)
+        self.wrapped = wrapped
+        self.offered: set[str] = set()
+
+    def check_offered(self, tools: Sequence[Any]) -> None:
+        for item in tools:
+            if isinstance(item, BaseTool) and item.name not in self.names:
+                if not self.wrapped:
+                    raise UnregisteredToolError(_unregistered(item.name, "no wrap_tool_call hook"))
+                self.offered.add(item.name)
+
+    def check_call(self, request: ToolCallRequest) -> None:
+        name = request.tool_call["name"]
+        if request.tool is None and name in self.offered:
+            raise UnregisteredToolError(_unregistered(name, "no wrap_tool_call hook handled it"))
+
+
+def _unregistered(name: str, why: str) -> str:
+    return (
+        f"The model was offered the tool '{name}' by a wrap_model_call hook, but the agent cannot "
+        f"execute it and {why}; register it (create_agent(tools=...) or a middleware's `tools`), "
+        "or execute it in a wrap_tool_call hook with request.override(tool=...)."
+    )
+
+
+def tools_node(
+    tools: Sequence[BaseTool], hooks: Sequence[Hook], registry: ToolRegistry
+) -> ToolNode:
     """Tool exceptions propagate (``handle_tool_errors=False``); invalid arguments become an
     error ToolMessage the model can read, below every wrapper, so wrappers see a normal reply."""
     sync_error = async_only_error(hooks)
@@ -28,6 +64,7 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
             raise sync_error
 
         def base(req: ToolCallRequest) -> ToolResult:
+            registry.check_call(req)
             try:
                 return execute(req)
             except ToolInvocationError as exc:
@@ -39,6 +76,7 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
         request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
     ) -> Any:
         async def base(req: ToolCallRequest) -> ToolResult:
+            registry.check_call(req)
             try:
                 return await execute(req)
             except ToolInvocationError as exc:

@@ -30,3 +30,7 @@ class AsyncOnlyHookError(GraphAgentError, RuntimeError):
 def hook_label(middleware_name: str, hook: str) -> str:
     """How messages refer to one hook of one middleware: ``'Retry.wrap_model_call'``."""
     return f"'{middleware_name}.{hook}'"
+
+
+class UnregisteredToolError(GraphAgentError, LookupError):
+    """A hook offered the model a tool the agent cannot execute, and no wrapper handled the call."""

@@ -20,7 +20,7 @@ from graphagent.middleware.base import AgentMiddleware
 
 def create_agent(
     model: BaseChatModel,
-    tools: Sequence[BaseTool | Callable[..., Any]] | None = None,
+    tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | None = None,
     *,
     system_prompt: str | SystemMessage | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
@@ -68,17 +68,21 @@ def create_agent(
     return compiled
 
 
-def _normalise_tools(tools: Sequence[BaseTool | Callable[..., Any]]) -> list[BaseTool]:
-    normalised: list[BaseTool] = []
+def _normalise_tools(
+    tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]],
+) -> list[BaseTool | dict[str, Any]]:
+    """BaseTools run in the tools node; functions become tools; dicts are provider-side tools
+    (web search, code execution, ...) sent to the model and never executed by the agent."""
+    normalised: list[BaseTool | dict[str, Any]] = []
     for position, item in enumerate(tools):
-        if isinstance(item, BaseTool):
+        if isinstance(item, BaseTool | dict):
             normalised.append(item)
         elif callable(item):
             normalised.append(tool(item))
         else:
             raise TypeError(
-                f"tools[{position}] is {item!r} ({type(item).__name__}); pass a BaseTool or a "
-                "function with a docstring."
+                f"tools[{position}] is {item!r} ({type(item).__name__}); pass a BaseTool, a "
+                "function with a docstring, or a provider tool dict."
             )
     return normalised
 

@@ -1,0 +1,80 @@
+"""Tool-call bookkeeping over a message history: what is pending, malformed, or unpaired."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+
+UNANSWERED = (
+    "No result: this tool call was never executed (it was cancelled, rejected, or its result "
+    "was removed from the conversation)."
+)
+
+
+def pending_tool_calls(messages: Sequence[Any]) -> list[ToolCall]:
+    """The tool calls of the last AI message that have no ToolMessage answer yet."""
+    answered: set[str | None] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+        elif isinstance(message, AIMessage):
+            return [call for call in message.tool_calls if call["id"] not in answered]
+    return []
+
+
+def answer_malformed_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """Error answers for tool calls whose arguments could not be parsed, so the model can retry."""
+    return [
+        ToolMessage(
+            content=(
+                f"Error: the call to '{call.get('name')}' could not be parsed "
+                f"({call.get('error') or 'invalid arguments'}). Send the arguments again as "
+                "one valid JSON object."
+            ),
+            tool_call_id=call.get("id") or "",
+            name=call.get("name") or "",
+            status="error",
+        )
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.invalid_tool_calls
+    ]
+
+
+def pair_tool_calls(messages: list[Any]) -> list[Any]:
+    """``messages`` with every tool call answered and every answer matched to a call.
+
+    Providers reject histories where a tool call has no ToolMessage (left by editing, summarizing
+    or a rejected call) or a ToolMessage answers no call. A missing answer is filled with an error
+    ToolMessage right after its AI message's answers; an orphan answer is dropped.
+    """
+    called = {_id for m in messages if isinstance(m, AIMessage) for _id in _call_ids(m)}
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    if called <= answered and answered <= called:
+        return messages
+    repaired: list[Any] = []
+    missing: list[str] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            if message.tool_call_id in called:
+                repaired.append(message)
+            continue
+        repaired += _fill(missing)
+        repaired.append(message)
+        if isinstance(message, AIMessage):
+            missing = [i for i in _call_ids(message) if i not in answered]
+    return repaired + _fill(missing)
+
+
+def _call_ids(message: AIMessage) -> list[str]:
+    ids = [call["id"] for call in message.tool_calls]
+    ids += [call.get("id") for call in message.invalid_tool_calls]
+    return [i for i in ids if i]
+
+
+def _fill(missing: list[str]) -> list[ToolMessage]:
+    filled = [ToolMessage(UNANSWERED, tool_call_id=i, status="error") for i in missing]
+    missing.clear()
+    return filled

@@ -1,0 +1,236 @@
+"""Tools: functions, provider dicts, return_direct, injection, malformed calls, unpaired history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+
+from graphagent import UnregisteredToolError, create_agent
+from graphagent._history import UNANSWERED
+from graphagent.middleware import (
+    ModelRequest,
+    after_agent,
+    before_model,
+    wrap_model_call,
+    wrap_tool_call,
+)
+from graphagent.testing import ScriptedChatModel, calls
+from tests.conftest import Run, run_agent
+
+
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+WEB_SEARCH = {"type": "web_search_preview"}
+
+
+def test_plain_functions_become_tools(run: Run) -> None:
+    model = ScriptedChatModel([calls(("multiply", {"a": 6, "b": 7})), "42"])
+    result = run(create_agent(model, [multiply]), {"messages": ["6*7"]})
+
+    assert result["messages"][2].content == "42"
+    assert model.calls[0].tool_names == ("multiply",)
+
+
+def test_provider_tool_dicts_are_sent_not_executed(run: Run) -> None:
+    model = ScriptedChatModel(["searched"])
+    agent = create_agent(model, [WEB_SEARCH])
+
+    run(agent, {"messages": ["news?"]})
+
+    assert model.calls[0].tools == (WEB_SEARCH,)
+    assert "tools" not in agent.get_graph().nodes
+
+
+def test_override_tools_narrows_what_the_model_sees(run: Run) -> None:
+    @wrap_model_call
+    def only_add(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(tools=[t for t in request.tools if t.name == "add"]))
+
+    model = ScriptedChatModel(["ok"])
+    run(create_agent(model, [add, multiply], middleware=[only_add]), {"messages": ["x"]})
+
+    assert model.calls[0].tool_names == ("add",)
+
+
+def test_return_direct_ends_the_run_after_the_tool(run: Run) -> None:
+    @tool(return_direct=True)
+    def final_answer(text: str) -> str:
+        """Answer the user directly."""
+        return text.upper()
+
+    closed: list[str] = []
+
+    @after_agent
+    def close(state: Any, runtime: Any) -> None:
+        closed.append(state["messages"][-1].content)
+
+    model = ScriptedChatModel([calls(("final_answer", {"text": "done"}))])
+    agent = create_agent(model, [final_answer, add], middleware=[close])
+
+    result = run(agent, {"messages": ["go"]})
+
+    assert isinstance(result["messages"][-1], ToolMessage)
+    assert result["messages"][-1].content == "DONE"
+    assert model.call_count == 1
+    assert closed == ["DONE"]
+
+
+def test_state_store_and_runtime_are_injected(run: Run) -> None:
+    @tool
+    def inspect(
+        key: str,
+        state: Annotated[dict[str, Any], InjectedState],
+        store: Annotated[BaseStore, InjectedStore()],
+        runtime: ToolRuntime,
+    ) -> str:
+        """Inspect the run."""
+        item = store.get(("prefs",), key)
+        value = item.value["v"] if item else None
+        return f"{len(state['messages'])} messages, {key}={value}, call {runtime.tool_call_id}"
+
+    seen: list[Any] = []
+
+    @before_model
+    def look(state: Any, runtime: Any) -> None:
+        seen.append(runtime.store.get(("prefs",), "color").value)
+
+    store = InMemoryStore()
+    store.put(("prefs",), "color", {"v": "blue"})
+    model = ScriptedChatModel([calls(("inspect", {"key": "color"})), "ok"])
+    result = run(
+        create_agent(model, [inspect], middleware=[look], store=store), {"messages": ["x"]}
+    )
+
+    call_id = result["messages"][1].tool_calls[0]["id"]
+    assert result["messages"][2].content == f"2 messages, color=blue, call {call_id}"
+    assert seen == [{"v": "blue"}, {"v": "blue"}]
+
+
+@dataclass
+class Ctx:
+    user: str
+
+
+def test_runtime_context_reaches_hooks_and_tools(how_call: str) -> None:
+    @tool
+    def whoami(runtime: ToolRuntime[Ctx]) -> str:
+        """Who is asking."""
+        return runtime.context.user
+
+    @wrap_model_call
+    def prompt(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(system_prompt=f"user={request.runtime.context.user}"))
+
+    model = ScriptedChatModel([calls(("whoami", {})), "hi ada"])
+    agent = create_agent(model, [whoami], middleware=[prompt], context_schema=Ctx)
+
+    result = run_agent(agent, how_call, {"messages": ["x"]}, context=Ctx(user="ada"))
+
+    assert result["messages"][2].content == "ada"
+    assert model.calls[0].messages[0].content == "user=ada"
+
+
+def test_malformed_tool_arguments_get_an_error_and_another_turn(run: Run) -> None:
+    broken = AIMessage(
+        "",
+        invalid_tool_calls=[
+            {
+                "name": "add",
+                "args": '{"a": 1, "b":',
+                "id": "bad1",
+                "error": "truncated JSON",
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    model = ScriptedChatModel([broken, calls(("add", {"a": 1, "b": 2})), "3"])
+    result = run(create_agent(model, [add]), {"messages": ["1+2"]})
+
+    error = result["messages"][2]
+    assert isinstance(error, ToolMessage)
+    assert (error.tool_call_id, error.status) == ("bad1", "error")
+    assert "could not be parsed (truncated JSON)" in error.content
+    assert model.calls[1].messages[-1] == error
+    assert result["messages"][-1].content == "3"
+
+
+def test_unpaired_history_is_repaired_before_the_model_sees_it(run: Run) -> None:
+    history = [
+        HumanMessage("first"),
+        AIMessage("", tool_calls=[{"name": "add", "args": {"a": 1, "b": 1}, "id": "lost"}]),
+        HumanMessage("never mind"),
+        ToolMessage("orphan", tool_call_id="nobody"),
+    ]
+    model = ScriptedChatModel(["fine"])
+    result = run(create_agent(model, [add]), {"messages": history})
+
+    sent = model.calls[0].messages
+    assert [type(m).__name__ for m in sent] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "HumanMessage",
+    ]
+    assert (sent[2].tool_call_id, sent[2].content, sent[2].status) == ("lost", UNANSWERED, "error")
+    assert len(result["messages"]) == 5, "the stored history itself is left as it was"
+
+
+def test_an_unregistered_tool_without_a_tool_wrapper_is_an_error(how_call: str) -> None:
+    @wrap_model_call
+    def offer(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(tools=[*request.tools, add]))
+
+    agent = create_agent(ScriptedChatModel(["x"]), [multiply], middleware=[offer])
+    with pytest.raises(
+        UnregisteredToolError, match=r"offered the tool 'add' .* no wrap_tool_call hook"
+    ):
+        run_agent(agent, how_call, {"messages": ["x"]})
+
+
+def test_an_unregistered_tool_executed_by_a_tool_wrapper(run: Run) -> None:
+    @wrap_model_call
+    def offer(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(tools=[*request.tools, add]))
+
+    @wrap_tool_call
+    def execute(request: Any, handler: Callable[[Any], Any]) -> Any:
+        if request.tool_call["name"] == "add":
+            return handler(request.override(tool=add))
+        return handler(request)
+
+    model = ScriptedChatModel([calls(("add", {"a": 2, "b": 2})), "4"])
+    result = run(create_agent(model, [multiply], middleware=[offer, execute]), {"messages": ["x"]})
+
+    assert result["messages"][2].content == "4"
+
+
+def test_an_unregistered_tool_no_wrapper_handles_is_an_error(how_call: str) -> None:
+    @wrap_model_call
+    def offer(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(tools=[*request.tools, add]))
+
+    @wrap_tool_call
+    def passthrough(request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+    model = ScriptedChatModel([calls(("add", {"a": 2, "b": 2})), "4"])
+    agent = create_agent(model, [multiply], middleware=[offer, passthrough])
+    with pytest.raises(UnregisteredToolError, match="no wrap_tool_call hook handled it"):
+        run_agent(agent, how_call, {"messages": ["x"]})

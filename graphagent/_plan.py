@@ -212,12 +212,12 @@ def _collect_tools(
 ) -> tuple[BaseTool, ...]:
     owners: dict[str, str] = {}
     collected: list[BaseTool] = []
-    sources = [("the agent's tools", t) for t in tools]
+    sources = [("the agent's tool list", t) for t in tools]
     sources += [(f"middleware '{m.name}'", t) for m in stack for t in m.tools]
     for owner, tool in sources:
         if not isinstance(tool, BaseTool):
             raise MiddlewareError(
-                f"{owner} include {tool!r}, which is not a BaseTool; "
+                f"{owner} includes {tool!r}, which is not a BaseTool; "
                 "wrap functions with langchain_core.tools.tool."
             )
         if tool.name in owners:

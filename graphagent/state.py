@@ -156,8 +156,10 @@ def _bare(annotation: Any) -> Any:
 
 
 def _show(annotation: Any) -> str:
-    text = repr(_bare(annotation))
-    return text.replace("typing.", "").replace("typing_extensions.", "")
+    bare = _bare(annotation)
+    if isinstance(bare, type):
+        return bare.__name__
+    return repr(bare).replace("typing.", "").replace("typing_extensions.", "")
 
 
 def _typed_dict(name: str, fields: Any) -> type[Any]:

@@ -99,7 +99,7 @@ def test_conflicting_state_fields_name_both_middleware() -> None:
     with pytest.raises(StateSchemaConflictError) as caught:
         create_agent(MODEL, middleware=[counter, labeller])
     assert str(caught.value) == (
-        "State field 'count' is declared as <class 'int'> by 'counter' and as <class 'str'> by "
+        "State field 'count' is declared as int by 'counter' and as str by "
         "'labeller'; declare it with one type in both schemas, or rename one of the fields."
     )
 
@@ -136,7 +136,7 @@ def test_duplicate_tool_names() -> None:
 
     with pytest.raises(
         MiddlewareError,
-        match="'search' comes from both the agent's tools and middleware 'Searching'",
+        match="'search' comes from both the agent's tool list and middleware 'Searching'",
     ):
         create_agent(MODEL, [search], middleware=[Searching()])
 

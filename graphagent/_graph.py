@@ -22,6 +22,7 @@ def build_graph(
     system_message: SystemMessage | None,
     context_schema: type[Any] | None,
     name: str | None,
+    response_format: Any = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
@@ -36,7 +37,9 @@ def build_graph(
         graph.add_node(hook.node, hook_node(hook, plan.routes[hook.node], state_keys))
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.wrap_tool_call))
     offered = (*plan.tools, *plan.provider_tools)
-    setup = ModelSetup(model, system_message, offered, name, state_keys, plain_keys, registry)
+    setup = ModelSetup(
+        model, system_message, offered, name, state_keys, plain_keys, registry, response_format
+    )
     graph.add_node(MODEL_NODE, model_node(setup, plan.wrap_model_call))
     if plan.tools:
         graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.wrap_tool_call, registry))

@@ -7,6 +7,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 
+FINAL_ANSWER = "graphagent_structured_response"
+"""Marks (in ``response_metadata``) the ToolMessage answering a valid structured-output call."""
+
 UNANSWERED = (
     "No result: this tool call was never executed (it was cancelled, rejected, or its result "
     "was removed from the conversation)."
@@ -22,6 +25,23 @@ def pending_tool_calls(messages: Sequence[Any]) -> list[ToolCall]:
         elif isinstance(message, AIMessage):
             return [call for call in message.tool_calls if call["id"] not in answered]
     return []
+
+
+def answered_in_place(messages: Sequence[Any]) -> bool:
+    """Whether the last AI message's tool calls were all answered without running tools (malformed
+    calls, invalid structured output, calls a hook refused), so the model should see the answers.
+    A valid structured response is a final answer instead."""
+    answers: list[ToolMessage] = []
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return bool(answers) and not any(_is_final(m) for m in answers)
+        if isinstance(message, ToolMessage):
+            answers.append(message)
+    return False
+
+
+def _is_final(message: ToolMessage) -> bool:
+    return bool(message.response_metadata.get(FINAL_ANSWER))
 
 
 def answer_malformed_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:

@@ -8,27 +8,17 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, SystemMessage
-from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from graphagent._call import ModelCall, Outcome
 from graphagent._chain import Layer, async_only_error, bridge_to_async, build_onion
 from graphagent._compat import RunnableCallable
-from graphagent._history import answer_malformed_calls, pair_tool_calls
+from graphagent._history import answer_malformed_calls
 from graphagent._plan import MODEL_NODE, Hook
 from graphagent._tools import ToolRegistry
 from graphagent.errors import HookReturnError
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
-
-_BIND_CACHE_SIZE = 64
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one handler call produced: the response and the commands of the layers it passed."""
-
-    response: ModelResponse
-    commands: tuple[Command[Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +32,12 @@ class ModelSetup:
     state_keys: frozenset[str]
     plain_keys: frozenset[str]
     registry: ToolRegistry
+    response_format: Any
 
 
 def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
     """The ``"model"`` node, with the wrap hooks nested around the model call."""
-    call = _ModelCall(setup)
+    call = ModelCall(setup.name, setup.registry)
     sync_error = async_only_error(hooks)
     sync_chain = None if sync_error else build_onion([_layer(h, setup) for h in hooks], call.sync)
     async_chain = build_onion([_alayer(h, setup) for h in hooks], call.asynchronous)
@@ -69,78 +60,10 @@ def _request(setup: ModelSetup, state: dict[str, Any], runtime: Runtime[Any]) ->
         messages=state["messages"],
         system_message=setup.system_message,
         tools=list(setup.tools),
+        response_format=setup.response_format,
         state=state,
         runtime=runtime,
     )
-
-
-class _ModelCall:
-    """The innermost handler: bind tools (cached per model and tool set) and call the model."""
-
-    def __init__(self, setup: ModelSetup) -> None:
-        self._name = setup.name
-        self._registry = setup.registry
-        self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
-
-    def sync(self, request: ModelRequest) -> Outcome:
-        self._registry.check_offered(request.tools)
-        message = self._bind(request).invoke(_messages(request))
-        return self._outcome(message)
-
-    async def asynchronous(self, request: ModelRequest) -> Outcome:
-        self._registry.check_offered(request.tools)
-        message = await self._bind(request).ainvoke(_messages(request))
-        return self._outcome(message)
-
-    def _outcome(self, message: Any) -> Outcome:
-        if self._name and isinstance(message, AIMessage) and not message.name:
-            message.name = self._name
-        return Outcome(ModelResponse(result=[message]))
-
-    def _bind(self, request: ModelRequest) -> Runnable[Any, Any]:
-        model, tools, choice, settings = (
-            request.model,
-            request.tools,
-            request.tool_choice,
-            request.model_settings,
-        )
-        if not tools and choice is None and not settings:
-            return model
-        try:
-            key = (id(model), tuple(map(id, tools)), choice, tuple(sorted(settings.items())))
-            hit = self._bound.get(key)
-        except TypeError:  # unhashable settings: bind afresh each time
-            return _bind(request)
-        if hit is not None:
-            return hit[1]
-        if len(self._bound) >= _BIND_CACHE_SIZE:
-            self._bound.clear()
-        bound = _bind(request)
-        # Keeping the model and tools referenced keeps their ids from being reused.
-        self._bound[key] = ((model, tuple(tools)), bound)
-        return bound
-
-
-def _bind(request: ModelRequest) -> Runnable[Any, Any]:
-    settings = dict(request.model_settings)
-    if request.tool_choice is not None:
-        settings["tool_choice"] = request.tool_choice
-    if not request.tools:
-        return request.model.bind(**settings)
-    try:
-        return request.model.bind_tools(request.tools, **settings)
-    except NotImplementedError:
-        raise TypeError(
-            f"The model {type(request.model).__name__} does not implement bind_tools(), so it "
-            "cannot be given tools; use a chat model with tool calling, or pass no tools."
-        ) from None
-
-
-def _messages(request: ModelRequest) -> list[Any]:
-    messages = pair_tool_calls(request.messages)
-    if request.system_message is None:
-        return messages
-    return [request.system_message, *messages]
 
 
 def _layer(hook: Hook, setup: ModelSetup) -> Layer:

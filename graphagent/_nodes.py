@@ -11,7 +11,7 @@ from langgraph.types import Send
 
 from graphagent._chain import async_only_error
 from graphagent._compat import RunnableCallable
-from graphagent._history import pending_tool_calls
+from graphagent._history import answered_in_place, pending_tool_calls
 from graphagent._plan import TOOLS_NODE, Hook, Route
 from graphagent.errors import HookReturnError
 
@@ -95,8 +95,8 @@ def router(source: str, route: Route, return_direct: frozenset[str]) -> Callable
             sends = _tool_sends(state)
             if sends:
                 return sends
-            if route.loop and _last_ai_had_malformed_calls(state["messages"]):
-                return route.loop
+        if route.loop and answered_in_place(state["messages"]):
+            return route.loop
         if route.exit and _called_any(state["messages"], return_direct):
             return route.exit
         return route.default
@@ -115,11 +115,6 @@ def destinations(route: Route) -> list[str]:
 
 def _last_ai(messages: list[Any]) -> AIMessage | None:
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-
-
-def _last_ai_had_malformed_calls(messages: list[Any]) -> bool:
-    message = _last_ai(messages)
-    return message is not None and bool(message.invalid_tool_calls)
 
 
 def _called_any(messages: list[Any], names: frozenset[str]) -> bool:

@@ -5,6 +5,7 @@ The plan is plain data: the graph shape can be tested, printed or drawn without 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -98,8 +99,14 @@ def compile_plan(
     middleware: Sequence[Any],
     tools: Sequence[BaseTool | dict[str, Any]] = (),
     state_schema: type[Any] | None = None,
+    *,
+    structured_output: bool = False,
 ) -> Plan:
-    """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet."""
+    """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet.
+
+    With ``structured_output``, a model turn whose tool calls were all answered in place (an
+    invalid structured response) loops back to the model even when the agent has no tools.
+    """
     stack = tuple(_check_instances(middleware))
     _check_names(stack)
     hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
@@ -110,7 +117,13 @@ def compile_plan(
     before_agent, before_model = tuple(hooks["before_agent"]), tuple(hooks["before_model"])
     return_direct = any(t.return_direct for t in all_tools)
     entry, routes = _routes(
-        before_agent, before_model, after_model, after_agent, bool(all_tools), return_direct
+        before_agent,
+        before_model,
+        after_model,
+        after_agent,
+        bool(all_tools),
+        return_direct,
+        loops=structured_output,
     )
     return Plan(
         middleware=stack,
@@ -247,33 +260,34 @@ def _routes(
     after_agent: tuple[Hook, ...],
     has_tools: bool,
     return_direct: bool = False,
+    loops: bool = False,
 ) -> tuple[str, dict[str, Route]]:
     """Chain each hook position to the next; the loop is model -> tools -> model."""
     loop_entry = before_model[0].node if before_model else MODEL_NODE
     exit_ = after_agent[0].node if after_agent else END
     routes: dict[str, Route] = {}
 
-    def chain(hooks: tuple[Hook, ...], last_next: str, end: str, *, to_tools: bool = False) -> None:
+    # After the model (and its after_model hooks): tools for pending calls, the model again when
+    # every call was answered in place, else the exit.
+    loop = loop_entry if has_tools or loops else None
+    turn_end = Route(exit_, to_tools=has_tools, loop=loop)
+
+    def chain(hooks: tuple[Hook, ...], last: Route, end: str) -> None:
         for i, hook in enumerate(hooks):
-            is_last = i == len(hooks) - 1
-            nxt = hooks[i + 1].node if not is_last else last_next
             jumps: dict[str, str] = {"end": end, "model": loop_entry, "tools": TOOLS_NODE}
             if not has_tools:
                 del jumps["tools"]
-            declared: dict[str, str] = {t: jumps[t] for t in hook.can_jump_to if t in jumps}
-            tools_here = to_tools and is_last
-            loop = loop_entry if tools_here else None
-            routes[hook.node] = Route(nxt, MappingProxyType(declared), tools_here, loop)
+            declared: Mapping[str, str] = MappingProxyType(
+                {t: jumps[t] for t in hook.can_jump_to if t in jumps}
+            )
+            nxt = Route(hooks[i + 1].node) if i + 1 < len(hooks) else last
+            routes[hook.node] = dataclasses.replace(nxt, jumps=declared)
 
-    chain(before_agent, loop_entry, exit_)
-    chain(before_model, MODEL_NODE, exit_)
-    chain(after_model, exit_, exit_, to_tools=has_tools)
-    chain(after_agent, END, END)
-    if after_model:
-        routes[MODEL_NODE] = Route(after_model[0].node)
-    else:
-        loop = loop_entry if has_tools else None
-        routes[MODEL_NODE] = Route(exit_, to_tools=has_tools, loop=loop)
+    chain(before_agent, Route(loop_entry), exit_)
+    chain(before_model, Route(MODEL_NODE), exit_)
+    chain(after_model, turn_end, exit_)
+    chain(after_agent, Route(END), END)
+    routes[MODEL_NODE] = Route(after_model[0].node) if after_model else turn_end
     if has_tools:
         routes[TOOLS_NODE] = Route(loop_entry, exit=exit_ if return_direct else None)
     entry = before_agent[0].node if before_agent else loop_entry

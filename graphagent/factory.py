@@ -16,6 +16,7 @@ from langgraph.types import Checkpointer
 from graphagent._graph import build_graph
 from graphagent._plan import compile_plan
 from graphagent.middleware.base import AgentMiddleware
+from graphagent.structured_output import as_strategy
 
 
 def create_agent(
@@ -45,15 +46,20 @@ def create_agent(
         raise TypeError(
             f"model must be a langchain_core BaseChatModel, got {type(model).__name__}."
         )
-    if response_format is not None:
-        raise NotImplementedError("response_format is not supported by this version yet.")
-    plan = compile_plan(middleware, _normalise_tools(tools or ()), state_schema)
+    strategy = as_strategy(response_format)
+    plan = compile_plan(
+        middleware,
+        _normalise_tools(tools or ()),
+        state_schema,
+        structured_output=strategy is not None,
+    )
     graph = build_graph(
         plan,
         model,
         system_message=_system_message(system_prompt),
         context_schema=context_schema,
         name=name,
+        response_format=strategy,
     )
     compiled = graph.compile(
         checkpointer=checkpointer,

@@ -1,0 +1,99 @@
+"""Turning a model reply into a structured response, per strategy (the innermost model step)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+
+from graphagent._history import FINAL_ANSWER
+from graphagent.requests import ModelResponse
+from graphagent.structured_output import (
+    AutoStrategy,
+    MultipleStructuredOutputsError,
+    ProviderStrategy,
+    StructuredOutputError,
+    StructuredOutputValidationError,
+    ToolStrategy,
+    as_strategy,
+)
+
+Strategy = ToolStrategy[Any] | ProviderStrategy[Any]
+
+
+def resolve(response_format: Any, model: Any) -> Strategy | None:
+    strategy = as_strategy(response_format)
+    return strategy.resolve(model) if isinstance(strategy, AutoStrategy) else strategy
+
+
+def to_response(message: Any, strategy: Strategy | None) -> ModelResponse:
+    if isinstance(message, AIMessage):
+        if isinstance(strategy, ToolStrategy) and message.tool_calls:
+            return _from_tool_calls(message, strategy)
+        if isinstance(strategy, ProviderStrategy) and not message.tool_calls:
+            return ModelResponse([message], strategy.parse(message))
+    return ModelResponse([message])
+
+
+@contextmanager
+def provider_rejections(strategy: Strategy | None) -> Iterator[None]:
+    """Name the fix when a provider refuses its native structured-output mode."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(strategy, ProviderStrategy) and _is_rejection(exc):
+            raise StructuredOutputError(
+                f"The provider rejected native structured output ({type(exc).__name__}: {exc}); "
+                "use response_format=ToolStrategy(schema) instead."
+            ) from exc
+        raise
+
+
+def _is_rejection(exc: Exception) -> bool:
+    status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
+    name = type(exc).__name__
+    return status == 400 or "BadRequest" in name or "InvalidRequest" in name
+
+
+def _from_tool_calls(message: AIMessage, strategy: ToolStrategy[Any]) -> ModelResponse:
+    schemas = {schema.name: schema for schema in strategy.schemas}
+    chosen = [call for call in message.tool_calls if call["name"] in schemas]
+    if not chosen:
+        return ModelResponse([message])
+    error: StructuredOutputError
+    if len(chosen) > 1:
+        error = MultipleStructuredOutputsError([c["name"] for c in chosen], message)
+    else:
+        call = chosen[0]
+        try:
+            parsed = schemas[call["name"]].parse(call["args"])
+        except Exception as exc:
+            error = StructuredOutputValidationError(call["name"], exc, message)
+        else:
+            return _final(message, call, parsed, strategy)
+    text = strategy.error_message(error)
+    if text is None:
+        raise error
+    errors = [_answer(call, text, status="error") for call in chosen]
+    return ModelResponse([message, *errors])
+
+
+def _final(
+    message: AIMessage, call: ToolCall, parsed: Any, strategy: ToolStrategy[Any]
+) -> ModelResponse:
+    content = strategy.tool_message_content or f"Returning structured response: {parsed!r}"
+    answer = _answer(call, content, status="success")
+    answer.response_metadata[FINAL_ANSWER] = True
+    skipped = [
+        _answer(c, "Not executed: the structured response ended the run.", status="error")
+        for c in message.tool_calls
+        if c["id"] != call["id"]
+    ]
+    result: list[BaseMessage] = [message, answer, *skipped]
+    return ModelResponse(result, parsed)
+
+
+def _answer(call: ToolCall, content: str, *, status: str) -> ToolMessage:
+    return ToolMessage(content, tool_call_id=call["id"], name=call["name"], status=status)

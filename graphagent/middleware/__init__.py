@@ -13,6 +13,17 @@ from graphagent.middleware.decorators import (
     wrap_model_call,
     wrap_tool_call,
 )
+from graphagent.middleware.model_call_limit import (
+    ModelCallLimitExceededError,
+    ModelCallLimitMiddleware,
+    ModelCallLimitState,
+)
+from graphagent.middleware.tool_call_limit import (
+    ExitBehavior,
+    ToolCallLimitExceededError,
+    ToolCallLimitMiddleware,
+    ToolCallLimitState,
+)
 from graphagent.requests import (
     ExtendedModelResponse,
     ModelCallResult,
@@ -33,8 +44,12 @@ __all__ = [
     "AgentMiddleware",
     "AgentState",
     "ContextT",
+    "ExitBehavior",
     "ExtendedModelResponse",
     "InputAgentState",
+    "ModelCallLimitExceededError",
+    "ModelCallLimitMiddleware",
+    "ModelCallLimitState",
     "ModelCallResult",
     "ModelRequest",
     "ModelResponse",
@@ -43,6 +58,9 @@ __all__ = [
     "OutputAgentState",
     "PrivateStateAttr",
     "ResponseT",
+    "ToolCallLimitExceededError",
+    "ToolCallLimitMiddleware",
+    "ToolCallLimitState",
     "ToolCallRequest",
     "after_agent",
     "after_model",

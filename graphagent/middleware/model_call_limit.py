@@ -1,0 +1,232 @@
+"""``ModelCallLimitMiddleware``: stop an agent after a number of model calls per thread or per run.
+
+How the counts are kept
+-----------------------
+Both counts live in the agent state as private fields (never part of the input or the output):
+
+- ``thread_model_call_count`` is an ordinary field, so with a checkpointer it is saved with the
+  thread and keeps growing across invocations on the same ``thread_id``.
+- ``run_model_call_count`` is an ordinary field too, set back to 0 by ``before_agent``.
+
+LangChain keeps the run count in langgraph's ``UntrackedValue`` channel instead, which is never
+written to a checkpoint. That also forgets the count whenever a run is resumed from a checkpoint:
+after an ``interrupt()`` (human-in-the-loop approval, a tool asking the user) the resumed run starts
+again from 0, so a run that is interrupted before every model call never reaches its run limit.
+Resetting in ``before_agent`` is right in every case:
+
+- a new invocation starts at the graph's entry, so ``before_agent`` runs and the count restarts;
+- a resume (``Command(resume=...)``, or ``invoke(None, config)`` after an error) continues from
+  the checkpoint without passing ``before_agent``, so the run keeps its count;
+- run as a subgraph node, each call of that node is a new invocation of the agent, so the count
+  restarts per call, and a resumed subgraph keeps it, exactly as standalone.
+
+What counts as a model call
+---------------------------
+One turn of the model node: the ``wrap_model_call`` layer of this middleware adds one to both
+counts when the call inside it returns (retries or fallbacks nested inside count once). Counting
+there rather than in ``after_model`` means a later middleware's ``after_model`` jump cannot skip
+the count, and two instances (with distinct names) write the same new value instead of counting
+a call twice. ``before_model`` checks the counts before each call.
+
+Limits are whole numbers of calls, 0 or more; 0 allows no model call at all (the first
+``before_model`` already stops the run). Negative limits are refused when the middleware is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
+
+from langchain_core.messages import AIMessage
+from langgraph.types import Command
+from langgraph.typing import ContextT
+
+from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent.middleware.base import AgentMiddleware, hook_config
+from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
+from graphagent.state import AgentState, PrivateStateAttr, ResponseT
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+__all__ = [
+    "ModelCallLimitExceededError",
+    "ModelCallLimitMiddleware",
+    "ModelCallLimitState",
+]
+
+_EXIT_BEHAVIORS = ("end", "error")
+
+
+class ModelCallLimitState(AgentState[ResponseT]):
+    """The agent state with the model call counts of :class:`ModelCallLimitMiddleware`."""
+
+    thread_model_call_count: NotRequired[Annotated[int, PrivateStateAttr]]
+    run_model_call_count: NotRequired[Annotated[int, PrivateStateAttr]]
+
+
+class ModelCallLimitExceededError(GraphAgentError):
+    """A model call limit was reached with ``exit_behavior="error"``.
+
+    ``thread_count`` and ``run_count`` are the calls already made when the next one was refused;
+    the limit that was reached has its count equal to (or above) its limit.
+    """
+
+    def __init__(
+        self,
+        thread_count: int,
+        run_count: int,
+        thread_limit: int | None,
+        run_limit: int | None,
+    ) -> None:
+        self.thread_count = thread_count
+        self.run_count = run_count
+        self.thread_limit = thread_limit
+        self.run_limit = run_limit
+        super().__init__(_limit_reached_message(thread_count, run_count, thread_limit, run_limit))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.thread_count, self.run_count, self.thread_limit, self.run_limit)
+
+
+def _limit_reached_message(
+    thread_count: int, run_count: int, thread_limit: int | None, run_limit: int | None
+) -> str:
+    """Which model call limits are reached, with their counts: shown to users and in errors."""
+    reached = [
+        f"{scope} limit ({count}/{limit})"
+        for scope, count, limit in (
+            ("thread", thread_count, thread_limit),
+            ("run", run_count, run_limit),
+        )
+        if limit is not None and count >= limit
+    ]
+    return f"Model call limit reached: {' and '.join(reached)}."
+
+
+def _checked_limit(owner: str, parameter: str, value: object) -> int | None:
+    """``value`` if it is ``None`` or a whole number of calls, 0 or more; else MiddlewareError."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MiddlewareError(
+            f"{owner}: {parameter} must be a whole number of calls or None, got {value!r} "
+            f"({type(value).__name__}); pass e.g. {parameter}=5."
+        )
+    if value < 0:
+        raise MiddlewareError(
+            f"{owner}: {parameter} must be 0 or more, got {value}; pass the number of calls to "
+            "allow (0 allows none), or None for no limit."
+        )
+    return value
+
+
+def _check_some_limit(owner: str, thread_limit: int | None, run_limit: int | None) -> None:
+    """Refuse a limiter without any limit: it could never do anything."""
+    if thread_limit is None and run_limit is None:
+        raise MiddlewareError(
+            f"{owner} needs at least one limit; pass thread_limit=..., run_limit=... or both."
+        )
+
+
+def _checked_exit_behavior(owner: str, value: object, allowed: tuple[str, ...]) -> Any:
+    """``value`` if it is one of ``allowed``; else a MiddlewareError listing them."""
+    if value not in allowed:
+        choices = ", ".join(map(repr, allowed))
+        raise MiddlewareError(f"{owner}: exit_behavior must be one of {choices}, got {value!r}.")
+    return value
+
+
+class ModelCallLimitMiddleware(
+    AgentMiddleware[ModelCallLimitState[ResponseT], ContextT, ResponseT]
+):
+    """Stop the agent once it has called its model ``thread_limit`` times in the thread (across
+    invocations, with a checkpointer) or ``run_limit`` times in the current invocation.
+
+    With ``exit_behavior="end"`` (the default) the run ends with an AI message naming the limit
+    that was reached; with ``"error"`` it raises :class:`ModelCallLimitExceededError`.
+    """
+
+    state_schema = ModelCallLimitState
+
+    def __init__(
+        self,
+        *,
+        thread_limit: int | None = None,
+        run_limit: int | None = None,
+        exit_behavior: Literal["end", "error"] = "end",
+    ) -> None:
+        owner = type(self).__name__
+        self.thread_limit = _checked_limit(owner, "thread_limit", thread_limit)
+        self.run_limit = _checked_limit(owner, "run_limit", run_limit)
+        _check_some_limit(owner, self.thread_limit, self.run_limit)
+        self.exit_behavior: Literal["end", "error"] = _checked_exit_behavior(
+            owner, exit_behavior, _EXIT_BEHAVIORS
+        )
+
+    def before_agent(
+        self, state: ModelCallLimitState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """A new run starts counting from 0."""
+        return {"run_model_call_count": 0}
+
+    async def abefore_agent(
+        self, state: ModelCallLimitState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_agent`."""
+        return self.before_agent(state, runtime)
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(
+        self, state: ModelCallLimitState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Let the model call happen, or end the run / raise once a limit is reached."""
+        thread_count = state.get("thread_model_call_count", 0)
+        run_count = state.get("run_model_call_count", 0)
+        if not self._reached(thread_count, run_count):
+            return None
+        if self.exit_behavior == "error":
+            raise ModelCallLimitExceededError(
+                thread_count, run_count, self.thread_limit, self.run_limit
+            )
+        text = _limit_reached_message(thread_count, run_count, self.thread_limit, self.run_limit)
+        return {"jump_to": "end", "messages": [AIMessage(content=text)]}
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(
+        self, state: ModelCallLimitState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_model`."""
+        return self.before_model(state, runtime)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ExtendedModelResponse:
+        """Count the call once it has returned."""
+        return ExtendedModelResponse(handler(request), _counted(request.state))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ExtendedModelResponse:
+        """Async twin of :meth:`wrap_model_call`."""
+        return ExtendedModelResponse(await handler(request), _counted(request.state))
+
+    def _reached(self, thread_count: int, run_count: int) -> bool:
+        return (self.thread_limit is not None and thread_count >= self.thread_limit) or (
+            self.run_limit is not None and run_count >= self.run_limit
+        )
+
+
+def _counted(state: Any) -> Command[Any]:
+    """Both counts one up from the state the model node started with (so a retried call, which
+    starts from the same state, writes the same values)."""
+    return Command(
+        update={
+            "thread_model_call_count": state.get("thread_model_call_count", 0) + 1,
+            "run_model_call_count": state.get("run_model_call_count", 0) + 1,
+        }
+    )

@@ -4,6 +4,14 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent.middleware.base import AgentMiddleware, hook_config
+from graphagent.middleware.budget import (
+    BudgetAccount,
+    BudgetExceededError,
+    BudgetLine,
+    BudgetMiddleware,
+    BudgetState,
+    Spend,
+)
 from graphagent.middleware.decorators import (
     after_agent,
     after_model,
@@ -18,12 +26,15 @@ from graphagent.middleware.model_call_limit import (
     ModelCallLimitMiddleware,
     ModelCallLimitState,
 )
+from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.tool_call_limit import (
     ExitBehavior,
     ToolCallLimitExceededError,
     ToolCallLimitMiddleware,
     ToolCallLimitState,
 )
+from graphagent.middleware.tool_error import ToolErrorMiddleware
+from graphagent.middleware.tool_retry import ToolRetryMiddleware
 from graphagent.requests import (
     ExtendedModelResponse,
     ModelCallResult,
@@ -43,6 +54,11 @@ from graphagent.state import (
 __all__ = [
     "AgentMiddleware",
     "AgentState",
+    "BudgetAccount",
+    "BudgetExceededError",
+    "BudgetLine",
+    "BudgetMiddleware",
+    "BudgetState",
     "ContextT",
     "ExitBehavior",
     "ExtendedModelResponse",
@@ -53,15 +69,19 @@ __all__ = [
     "ModelCallResult",
     "ModelRequest",
     "ModelResponse",
+    "ModelRetryMiddleware",
     "OmitFromInput",
     "OmitFromOutput",
     "OutputAgentState",
     "PrivateStateAttr",
     "ResponseT",
+    "Spend",
     "ToolCallLimitExceededError",
     "ToolCallLimitMiddleware",
     "ToolCallLimitState",
     "ToolCallRequest",
+    "ToolErrorMiddleware",
+    "ToolRetryMiddleware",
     "after_agent",
     "after_model",
     "before_agent",

@@ -1,0 +1,86 @@
+"""``ModelRetryMiddleware``: call the model again, with a growing wait, when the call fails."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.typing import ContextT
+
+from graphagent.middleware._retry import (
+    Exhausted,
+    OnFailure,
+    RetryOn,
+    RetryOptions,
+    acall_with_retries,
+    call_with_retries,
+    failure_text,
+    retry_by_default,
+    retry_policy,
+)
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import AgentState, ResponseT
+
+__all__ = ["ModelRetryMiddleware"]
+
+
+class ModelRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], ContextT, ResponseT]):
+    """Retry a failing model call with exponential backoff.
+
+    The call is tried up to ``1 + max_retries`` times. Before retry ``n`` (counting from 0) it
+    waits ``initial_delay * backoff_factor ** n`` seconds, at most ``max_delay``, varied by up to
+    ±25% when ``jitter`` is on. Errors ``retry_on`` rejects propagate at once; LangGraph
+    control-flow signals (interrupts) always pass through untouched.
+
+    When every attempt failed, ``on_failure`` decides: ``"continue"`` (default) ends the call with
+    an ``AIMessage`` describing the failure, so the run goes on; ``"error"`` re-raises the last
+    error; a function ``f(exc) -> str`` writes the ``AIMessage`` text.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_retries: int = 2,
+        retry_on: RetryOn = retry_by_default,
+        on_failure: OnFailure = "continue",
+        backoff_factor: float = 2.0,
+        initial_delay: float = 1.0,
+        max_delay: float = 60.0,
+        jitter: bool = True,
+    ) -> None:
+        self._policy = retry_policy(
+            type(self).__name__,
+            max_retries=max_retries,
+            retry_on=retry_on,
+            on_failure=on_failure,
+            backoff_factor=backoff_factor,
+            initial_delay=initial_delay,
+            max_delay=max_delay,
+            jitter=jitter,
+        )
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Call ``handler`` until it answers or the retries run out."""
+        return self._settle(call_with_retries(self._policy, lambda: handler(request)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`; waits without blocking the event loop."""
+        return self._settle(await acall_with_retries(self._policy, lambda: handler(request)))
+
+    def _settle(self, outcome: ModelResponse | Exhausted) -> ModelResponse:
+        if not isinstance(outcome, Exhausted):
+            return outcome
+        default = f"Model call failed after {outcome.describe()}"
+        return ModelResponse(
+            result=[AIMessage(content=failure_text(self._policy, outcome, default))]
+        )

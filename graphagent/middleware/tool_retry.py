@@ -1,0 +1,111 @@
+"""``ToolRetryMiddleware``: run a tool again, with a growing wait, when it raises."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.typing import ContextT
+
+from graphagent.middleware._retry import (
+    Exhausted,
+    OnFailure,
+    RetryOn,
+    RetryOptions,
+    acall_with_retries,
+    call_with_retries,
+    failure_text,
+    retry_by_default,
+    retry_policy,
+    tool_names,
+)
+from graphagent.middleware.base import AgentMiddleware, ToolResult
+from graphagent.state import AgentState, ResponseT
+
+__all__ = ["ToolRetryMiddleware"]
+
+
+class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], ContextT, ResponseT]):
+    """Retry a failing tool call with exponential backoff.
+
+    Each call of a covered tool (``tools``: names or BaseTools; ``None``, the default, covers
+    every tool) is tried up to ``1 + max_retries`` times. Before retry ``n`` (counting from 0) it
+    waits ``initial_delay * backoff_factor ** n`` seconds, at most ``max_delay``, varied by up to
+    ±25% when ``jitter`` is on. Errors ``retry_on`` rejects propagate at once; LangGraph
+    control-flow signals (interrupts) always pass through untouched.
+
+    When every attempt failed, ``on_failure`` decides: ``"continue"`` (default) answers the call
+    with an error ``ToolMessage`` the model can read; ``"error"`` re-raises the last error; a
+    function ``f(exc) -> str`` writes the ``ToolMessage`` text.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_retries: int = 2,
+        tools: Sequence[BaseTool | str] | None = None,
+        retry_on: RetryOn = retry_by_default,
+        on_failure: OnFailure = "continue",
+        backoff_factor: float = 2.0,
+        initial_delay: float = 1.0,
+        max_delay: float = 60.0,
+        jitter: bool = True,
+    ) -> None:
+        owner = type(self).__name__
+        self._policy = retry_policy(
+            owner,
+            max_retries=max_retries,
+            retry_on=retry_on,
+            on_failure=on_failure,
+            backoff_factor=backoff_factor,
+            initial_delay=initial_delay,
+            max_delay=max_delay,
+            jitter=jitter,
+        )
+        # Not `self.tools`: on a middleware that attribute registers tools with the agent.
+        self._covered = tool_names(owner, tools)
+
+    @property
+    def covered_tools(self) -> frozenset[str] | None:
+        """Names of the tools retried (``None``: every tool)."""
+        return self._covered
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolResult],
+    ) -> ToolResult:
+        """Run ``handler`` until it answers or the retries run out."""
+        if not self._covers(request):
+            return handler(request)
+        outcome = call_with_retries(self._policy, lambda: handler(request))
+        return self._settle(request, outcome)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Async twin of :meth:`wrap_tool_call`; waits without blocking the event loop."""
+        if not self._covers(request):
+            return await handler(request)
+        outcome = await acall_with_retries(self._policy, lambda: handler(request))
+        return self._settle(request, outcome)
+
+    def _covers(self, request: ToolCallRequest) -> bool:
+        return self._covered is None or request.tool_call["name"] in self._covered
+
+    def _settle(self, request: ToolCallRequest, outcome: ToolResult | Exhausted) -> ToolResult:
+        if not isinstance(outcome, Exhausted):
+            return outcome
+        name = request.tool_call["name"]
+        default = f"Tool '{name}' failed after {outcome.describe()}. Please try again."
+        return ToolMessage(
+            content=failure_text(self._policy, outcome, default),
+            name=name,
+            tool_call_id=request.tool_call["id"],
+            status="error",
+        )

@@ -1,0 +1,185 @@
+"""``ToolErrorMiddleware``: hand tool exceptions back to the model as error ToolMessages."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeAlias
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.typing import ContextT
+
+from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
+from graphagent.middleware.base import AgentMiddleware, ToolResult
+from graphagent.state import AgentState, ResponseT
+
+__all__ = ["AOnError", "ErrorContent", "OnError", "ToolErrorMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+ErrorContent: TypeAlias = str | list[str | dict[str, Any]]
+"""What a handler returns to report an error: text, or a list of content blocks."""
+
+OnError: TypeAlias = Callable[[Exception, ToolCallRequest], ErrorContent | None]
+"""``on_error(exc, request)``: content for an error ToolMessage, or ``None`` to re-raise."""
+
+AOnError: TypeAlias = Callable[[Exception, ToolCallRequest], Awaitable[ErrorContent | None]]
+"""Async twin of :data:`OnError`, used by ``ainvoke``/``astream`` runs."""
+
+
+class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT]):
+    """Turn exceptions raised by tools into error ToolMessages the model can react to.
+
+    ``on_error(exc, request)`` decides: return text (or content blocks) and the model receives
+    it as ``ToolMessage(status="error")``; return ``None`` and the exception propagates. Without
+    a handler every exception becomes a message naming the tool and the exception *type* only,
+    never the exception's text, which may carry secrets or internal detail.
+
+    ``aon_error`` serves async runs (falling back to ``on_error``); ``tools`` limits the
+    middleware to some tools (names or tools). Interrupts and other langgraph control-flow
+    exceptions always pass through untouched.
+    """
+
+    def __init__(
+        self,
+        on_error: OnError | None = None,
+        *,
+        aon_error: AOnError | None = None,
+        tools: Sequence[BaseTool | str] | None = None,
+    ) -> None:
+        _check_callable("on_error", on_error)
+        _check_callable("aon_error", aon_error)
+        self.on_error = on_error
+        self.aon_error = aon_error
+        # Not `self.tools`: on a middleware that attribute registers tools with the agent.
+        self._covered = _tool_names(tools)
+
+    @property
+    def covered_tools(self) -> frozenset[str] | None:
+        """Names of the tools whose errors are handled (``None``: every tool)."""
+        return self._covered
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolResult],
+    ) -> ToolResult:
+        """Run the tool; report an exception to the model when ``on_error`` gives content."""
+        if not self._covers(request):
+            return handler(request)
+        if self.on_error is None and self.aon_error is not None:
+            raise AsyncOnlyHookError(
+                "ToolErrorMiddleware was given only aon_error, which cannot run under "
+                "invoke()/stream(); also pass on_error=..., or run the agent with "
+                "ainvoke()/astream()."
+            )
+        try:
+            return handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            handle = self.on_error or _default_message
+            reply = self._reply(exc, request, handle(exc, request))
+            if reply is None:
+                raise
+            return reply
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Async twin of :meth:`wrap_tool_call`; prefers ``aon_error`` over ``on_error``."""
+        if not self._covers(request):
+            return await handler(request)
+        try:
+            return await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            if self.aon_error is not None:
+                content = await self.aon_error(exc, request)
+            else:
+                content = (self.on_error or _default_message)(exc, request)
+            reply = self._reply(exc, request, content)
+            if reply is None:
+                raise
+            return reply
+
+    def _covers(self, request: ToolCallRequest) -> bool:
+        return self._covered is None or _called_name(request) in self._covered
+
+    def _reply(
+        self, exc: Exception, request: ToolCallRequest, content: ErrorContent | None
+    ) -> ToolMessage | None:
+        """The error ToolMessage for ``content``, or ``None`` (re-raise) when there is none."""
+        if content is None:
+            return None
+        if not isinstance(content, str | list):
+            raise HookReturnError(
+                f"{self.name}'s error handler returned {type(content).__name__}; return a str "
+                "(or a list of content blocks) to send the error to the model, or None to "
+                "re-raise it."
+            ) from exc
+        name = _called_name(request)
+        logger.debug(
+            "Tool %r raised; the model receives an error message instead", name, exc_info=exc
+        )
+        return ToolMessage(
+            content=content, tool_call_id=request.tool_call["id"], name=name, status="error"
+        )
+
+
+def _default_message(exc: Exception, request: ToolCallRequest) -> str:
+    """The message sent without ``on_error``: the tool and the exception type, not its text."""
+    return (
+        f"Tool '{_called_name(request)}' failed with {type(exc).__name__}. Check the arguments "
+        "and call it again with corrected ones, or try a different approach."
+    )
+
+
+def _called_name(request: ToolCallRequest) -> str:
+    return request.tool.name if request.tool is not None else request.tool_call["name"]
+
+
+def _check_callable(parameter: str, value: object) -> None:
+    if value is not None and not callable(value):
+        raise MiddlewareError(
+            f"ToolErrorMiddleware({parameter}=...) got {value!r} ({type(value).__name__}), which "
+            f"is not callable; pass a function {parameter}(exc, request) returning a str, or None "
+            "to re-raise."
+        )
+
+
+def _tool_names(tools: Sequence[BaseTool | str] | None) -> frozenset[str] | None:
+    if tools is None:
+        return None
+    if isinstance(tools, str | BaseTool):
+        raise MiddlewareError(
+            f"ToolErrorMiddleware(tools=...) got a single {type(tools).__name__}; pass a list, "
+            f"e.g. tools=[{_show(tools)}]."
+        )
+    names = []
+    for position, item in enumerate(tools):
+        if isinstance(item, BaseTool):
+            names.append(item.name)
+        elif isinstance(item, str) and item:
+            names.append(item)
+        else:
+            raise MiddlewareError(
+                f"ToolErrorMiddleware(tools=...) item {position} is {item!r}; give tool names "
+                "(non-empty str) or BaseTool instances."
+            )
+    if not names:
+        raise MiddlewareError(
+            "ToolErrorMiddleware(tools=[]) would handle no tool at all; pass tools=None (the "
+            "default) to cover every tool, or list the tools to cover."
+        )
+    return frozenset(names)
+
+
+def _show(tool: BaseTool | str) -> str:
+    return repr(tool if isinstance(tool, str) else tool.name)

@@ -15,7 +15,7 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import END, START
 
 from graphagent.errors import DuplicateMiddlewareError, MiddlewareError, hook_label
-from graphagent.middleware.base import AgentMiddleware
+from graphagent.middleware.base import AgentFacts, AgentMiddleware
 from graphagent.state import JUMP_TARGETS, AgentState, JumpTo, MergedSchemas, merge_state_schemas
 
 NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
@@ -101,17 +101,22 @@ def compile_plan(
     state_schema: type[Any] | None = None,
     *,
     structured_output: bool = False,
+    checkpointer: bool = False,
 ) -> Plan:
     """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet.
 
     With ``structured_output``, a model turn whose tool calls were all answered in place (an
     invalid structured response) loops back to the model even when the agent has no tools.
+    Each middleware's ``validate_agent`` sees the agent's tools and whether it has a checkpointer.
     """
     stack = tuple(_check_instances(middleware))
     _check_names(stack)
     hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
     schemas = merge_state_schemas(_schema_sources(stack, state_schema))
+    facts = AgentFacts(tools=all_tools, checkpointer=checkpointer)
+    for item in stack:
+        item.validate_agent(facts)
     after_model = tuple(reversed(hooks["after_model"]))
     after_agent = tuple(reversed(hooks["after_agent"]))
     before_agent, before_model = tuple(hooks["before_agent"]), tuple(hooks["before_model"])

@@ -52,6 +52,7 @@ def create_agent(
         _normalise_tools(tools or ()),
         state_schema,
         structured_output=strategy is not None,
+        checkpointer=checkpointer not in (None, False),
     )
     graph = build_graph(
         plan,

@@ -162,3 +162,26 @@ def test_nothing_is_built_when_validation_fails() -> None:
     with pytest.raises(DuplicateMiddlewareError):
         create_agent(MODEL, middleware=[Tracking(), Tracking()])
     assert built == []
+
+
+def test_validate_agent_sees_the_tools_and_checkpointer_before_anything_is_built() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphagent.middleware import AgentFacts
+
+    seen: list[tuple[frozenset[str], bool]] = []
+
+    class NeedsSearch(AgentMiddleware):
+        def validate_agent(self, agent: AgentFacts) -> None:
+            seen.append((agent.tool_names, agent.checkpointer))
+            if "search" not in agent.tool_names:
+                raise MiddlewareError(
+                    f"{self.name} needs a 'search' tool; the agent has {sorted(agent.tool_names)}."
+                )
+
+    with pytest.raises(
+        MiddlewareError, match=r"NeedsSearch needs a 'search' tool; the agent has \[\]"
+    ):
+        create_agent(MODEL, middleware=[NeedsSearch()])
+    create_agent(MODEL, [search], middleware=[NeedsSearch()], checkpointer=InMemorySaver())
+    assert seen == [(frozenset(), False), (frozenset({"search"}), True)]

@@ -3,7 +3,7 @@
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent.middleware.base import AgentMiddleware, hook_config
+from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
 from graphagent.middleware.budget import (
     BudgetAccount,
     BudgetExceededError,
@@ -52,6 +52,7 @@ from graphagent.state import (
 )
 
 __all__ = [
+    "AgentFacts",
     "AgentMiddleware",
     "AgentState",
     "BudgetAccount",

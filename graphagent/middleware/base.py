@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
@@ -15,12 +17,25 @@ from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import JUMP_TARGETS, AgentState, JumpTo, ResponseT
 
 if TYPE_CHECKING:
-    from langchain_core.tools import BaseTool
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.runtime import Runtime
 
 StateT = DefaultTypeVar("StateT", default=AgentState[Any])
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFacts:
+    """What a middleware may check about the agent it is built into."""
+
+    tools: tuple[BaseTool, ...]
+    """Every tool the agent executes (its own and all middleware's)."""
+    checkpointer: bool
+    """Whether ``create_agent`` got a checkpointer (a parent graph may still provide one)."""
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        return frozenset(tool.name for tool in self.tools)
 
 ToolResult = ToolMessage | Command[Any]
 
@@ -53,6 +68,13 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Called once when an agent is built with this middleware, before anything is built.
+
+        Override it to reject a configuration that cannot work (raise ``MiddlewareError`` naming
+        this middleware and the fix), e.g. an option naming a tool the agent does not have.
+        """
 
     # Node hooks. Return a partial state update, or None.
 

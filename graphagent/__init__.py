@@ -10,6 +10,7 @@ from graphagent.errors import (
     UnregisteredToolError,
 )
 from graphagent.factory import create_agent
+from graphagent.models import MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState
 
 __all__ = [
@@ -19,7 +20,9 @@ __all__ = [
     "GraphAgentError",
     "HookReturnError",
     "MiddlewareError",
+    "MissingIntegrationError",
     "StateSchemaConflictError",
     "UnregisteredToolError",
     "create_agent",
+    "init_chat_model",
 ]

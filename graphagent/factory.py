@@ -16,11 +16,12 @@ from langgraph.types import Checkpointer
 from graphagent._graph import build_graph
 from graphagent._plan import compile_plan
 from graphagent.middleware.base import AgentMiddleware
+from graphagent.models import resolve_model
 from graphagent.structured_output import as_strategy
 
 
 def create_agent(
-    model: BaseChatModel,
+    model: str | BaseChatModel,
     tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | None = None,
     *,
     system_prompt: str | SystemMessage | None = None,
@@ -42,10 +43,7 @@ def create_agent(
     loop. Everything is validated before anything is built; errors name the middleware, the
     hook and the fix.
     """
-    if not isinstance(model, BaseChatModel):
-        raise TypeError(
-            f"model must be a langchain_core BaseChatModel, got {type(model).__name__}."
-        )
+    model = resolve_model(model)
     strategy = as_strategy(response_format)
     plan = compile_plan(
         middleware,

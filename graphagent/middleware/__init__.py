@@ -26,6 +26,7 @@ from graphagent.middleware.model_call_limit import (
     ModelCallLimitMiddleware,
     ModelCallLimitState,
 )
+from graphagent.middleware.model_fallback import ModelFallbackMiddleware
 from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.tool_call_limit import (
     ExitBehavior,
@@ -68,6 +69,7 @@ __all__ = [
     "ModelCallLimitMiddleware",
     "ModelCallLimitState",
     "ModelCallResult",
+    "ModelFallbackMiddleware",
     "ModelRequest",
     "ModelResponse",
     "ModelRetryMiddleware",

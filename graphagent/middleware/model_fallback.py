@@ -1,0 +1,252 @@
+"""``ModelFallbackMiddleware``: when the model call fails, try other models in turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.typing import ContextT
+
+from graphagent.errors import MiddlewareError
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.models import MissingIntegrationError, ModelSpec
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import AgentState, ResponseT
+
+__all__ = ["ModelFallbackMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseMessage)
+
+
+class ModelFallbackMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+    """Retry a failed model call with each fallback model in order, until one answers.
+
+    The agent's own model is tried first, then ``first_model``, then ``additional_models``.
+    Each is a chat model or a model id such as ``"anthropic:claude-sonnet-4-5"``. Ids are
+    checked when the middleware is built (known provider, integration package installed) but
+    the model is only built the first time it is needed. Any exception counts as a failure
+    except LangGraph's control-flow exceptions (interrupts), which pass straight through. When
+    every model fails, the last model's exception is raised.
+    """
+
+    def __init__(
+        self, first_model: str | BaseChatModel, *additional_models: str | BaseChatModel
+    ) -> None:
+        """Fallbacks in the order they are tried; each a chat model or a model id."""
+        super().__init__()
+        given = (first_model, *additional_models)
+        labels = _labels(len(given))
+        self._choices: tuple[BaseChatModel | ModelSpec, ...] = tuple(
+            _checked(choice, label) for choice, label in zip(given, labels, strict=True)
+        )
+        self._loaded: dict[int, BaseChatModel] = {}
+
+    @property
+    def models(self) -> list[BaseChatModel]:
+        """The fallback models in order; reading this builds any not built yet."""
+        return [self._model(index) for index in range(len(self._choices))]
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Call the handler with the request's model, then with each fallback on failure."""
+        attempt, index = request, 0
+        while True:
+            try:
+                return handler(attempt)
+            except GraphBubbleUp:
+                raise
+            except Exception as error:
+                if index == len(self._choices):
+                    raise
+                attempt = self._fallback_request(request, self._model(index), index, error)
+                index += 1
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`; models are built off the event loop."""
+        attempt, index = request, 0
+        while True:
+            try:
+                return await handler(attempt)
+            except GraphBubbleUp:
+                raise
+            except Exception as error:
+                if index == len(self._choices):
+                    raise
+                model = self._built(index)
+                if model is None:
+                    model = await asyncio.to_thread(self._model, index)
+                attempt = self._fallback_request(request, model, index, error)
+                index += 1
+
+    def _built(self, index: int) -> BaseChatModel | None:
+        choice = self._choices[index]
+        return choice if isinstance(choice, BaseChatModel) else self._loaded.get(index)
+
+    def _model(self, index: int) -> BaseChatModel:
+        choice = self._choices[index]
+        if isinstance(choice, BaseChatModel):
+            return choice
+        built = self._loaded.get(index)
+        if built is None:
+            # Two threads may race to build the same model; the first one stored wins.
+            built = self._loaded.setdefault(index, choice.load())
+        return built
+
+    def _fallback_request(
+        self,
+        request: ModelRequest[ContextT],
+        model: BaseChatModel,
+        index: int,
+        error: Exception,
+    ) -> ModelRequest[ContextT]:
+        logger.warning(
+            "%s: model call failed (%s); trying fallback %d of %d (%s)",
+            self.name,
+            type(error).__name__,
+            index + 1,
+            len(self._choices),
+            _describe(self._choices[index]),
+        )
+        return request.override(model=model, **_unsupported_removed(request, model))
+
+
+def _describe(choice: BaseChatModel | ModelSpec) -> str:
+    if isinstance(choice, ModelSpec):
+        return str(choice)
+    name = getattr(choice, "model_name", None) or getattr(choice, "model", None)
+    return f"{type(choice).__name__}({name!r})" if isinstance(name, str) else type(choice).__name__
+
+
+def _labels(count: int) -> Sequence[str]:
+    return ["first_model", *(f"additional_models[{i}]" for i in range(count - 1))]
+
+
+def _checked(choice: object, label: str) -> BaseChatModel | ModelSpec:
+    if isinstance(choice, BaseChatModel):
+        return choice
+    if not isinstance(choice, str):
+        raise MiddlewareError(
+            f"ModelFallbackMiddleware: {label} is {type(choice).__name__}; pass a chat model or "
+            "a model id such as 'openai:gpt-4o'."
+        )
+    try:
+        spec = ModelSpec.parse(choice)
+    except ValueError as error:
+        raise MiddlewareError(f"ModelFallbackMiddleware: {label}={choice!r}: {error}") from None
+    if not spec.is_installed():
+        missing = spec.missing_error()
+        raise MissingIntegrationError(
+            f"ModelFallbackMiddleware: {label}={choice!r}: {missing}",
+            provider=missing.provider,
+            package=missing.package,
+        )
+    return spec
+
+
+# -- provider-specific settings a fallback model would reject -------------------------------
+# A caching middleware outside this one adds these once, before the fallback loop, so only
+# this middleware can take them back out for a model of another provider.
+
+_ANTHROPIC_TYPES = frozenset(
+    {"anthropic-chat", "anthropic-bedrock-chat", "anthropic-chat-vertexai"}
+)
+_FIREWORKS_TYPE = "fireworks-chat"
+_PROMPT_CACHE_KEY_TYPES = frozenset({"openai-chat", "azure-openai-chat", _FIREWORKS_TYPE})
+_CACHE_CONTROL = "cache_control"
+_AFFINITY_HEADER = "x-session-affinity"
+
+
+def _unsupported_removed(request: ModelRequest[Any], model: BaseChatModel) -> dict[str, Any]:
+    """The request fields to replace so that ``model`` gets no settings it cannot accept."""
+    llm_type = getattr(model, "_llm_type", None)
+    settings = request.model_settings
+    if llm_type != _FIREWORKS_TYPE:
+        settings = _without_affinity_header(settings)
+    if llm_type not in _PROMPT_CACHE_KEY_TYPES:
+        settings = _without(settings, "prompt_cache_key")
+    changes: dict[str, Any] = {}
+    if llm_type not in _ANTHROPIC_TYPES:
+        settings = _without(settings, _CACHE_CONTROL)
+        changes = {
+            "system_message": _uncached_system_message(request.system_message),
+            "messages": _same_or_new(request.messages, _uncached_message),
+            "tools": _same_or_new(request.tools, _uncached_tool),
+        }
+    changes["model_settings"] = settings
+    original = {name: getattr(request, name) for name in changes}
+    return {name: value for name, value in changes.items() if value is not original[name]}
+
+
+def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:
+    if key not in mapping:
+        return mapping
+    return {k: v for k, v in mapping.items() if k != key}
+
+
+def _without_affinity_header(settings: dict[str, Any]) -> dict[str, Any]:
+    headers = settings.get("extra_headers")
+    if not isinstance(headers, Mapping):
+        return settings
+    kept = {k: v for k, v in headers.items() if str(k).lower() != _AFFINITY_HEADER}
+    if len(kept) == len(headers):
+        return settings
+    trimmed = _without(settings, "extra_headers")
+    return {**trimmed, "extra_headers": kept} if kept else trimmed
+
+
+def _same_or_new(items: list[T], clean: Callable[[T], T]) -> list[T]:
+    """``items`` itself when ``clean`` changed none of them, so nothing is copied needlessly."""
+    cleaned = [clean(item) for item in items]
+    return items if all(a is b for a, b in zip(items, cleaned, strict=True)) else cleaned
+
+
+def _uncached_block(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    cleaned = _without(block, _CACHE_CONTROL)
+    for nested in ("extras", "metadata"):
+        inner = cleaned.get(nested)
+        if isinstance(inner, dict) and _CACHE_CONTROL in inner:
+            cleaned = {**cleaned, nested: _without(inner, _CACHE_CONTROL)}
+    return cleaned
+
+
+def _uncached_system_message(message: SystemMessage | None) -> SystemMessage | None:
+    return None if message is None else _uncached_message(message)
+
+
+def _uncached_message(message: M) -> M:
+    if isinstance(message.content, str):
+        return message
+    content = _same_or_new(message.content, _uncached_block)
+    return (
+        message if content is message.content else message.model_copy(update={"content": content})
+    )
+
+
+def _uncached_tool(tool: BaseTool | dict[str, Any]) -> BaseTool | dict[str, Any]:
+    if isinstance(tool, BaseTool):
+        if not tool.extras or _CACHE_CONTROL not in tool.extras:
+            return tool
+        return tool.model_copy(update={"extras": _without(tool.extras, _CACHE_CONTROL) or None})
+    cleaned = _without(tool, _CACHE_CONTROL)
+    extras = cleaned.get("extras")
+    if isinstance(extras, dict) and _CACHE_CONTROL in extras:
+        cleaned = {**cleaned, "extras": _without(extras, _CACHE_CONTROL) or None}
+    return cleaned

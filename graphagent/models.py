@@ -1,0 +1,310 @@
+"""Chat models from ids such as ``"openai:gpt-4o"``: ``init_chat_model`` and ``resolve_model``.
+
+An id names a provider and a model. The provider selects a LangChain integration package
+(``langchain-openai``, ``langchain-anthropic``, ...) that the user installs; graphagent imports
+it only when a model of that provider is built. Without a ``provider:`` prefix the provider is
+guessed from the model name (``gpt-...`` is OpenAI, ``claude...`` is Anthropic, ...).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from graphagent.errors import GraphAgentError
+
+__all__ = [
+    "MissingIntegrationError",
+    "ModelSpec",
+    "init_chat_model",
+    "resolve_model",
+]
+
+
+class MissingIntegrationError(GraphAgentError, ImportError):
+    """The integration package a model id needs is not installed (or cannot be imported)."""
+
+    def __init__(self, message: str, *, provider: str, package: str) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.package = package
+
+
+@dataclass(frozen=True, slots=True)
+class Integration:
+    """Where a provider's chat model class lives and how it takes the model name."""
+
+    module: str
+    """The module holding the class (the package root or one of its submodules)."""
+    class_name: str
+    package: str
+    """What to ``pip install``."""
+    model_param: str = "model"
+    """The keyword the class takes the model name under."""
+    constructor: str | None = None
+    """A classmethod to build with instead of calling the class."""
+
+
+# Provider keys follow LangChain's, so ids written for init_chat_model there work here.
+_PROVIDERS: dict[str, Integration] = {
+    "anthropic": Integration("langchain_anthropic", "ChatAnthropic", "langchain-anthropic"),
+    "anthropic_bedrock": Integration("langchain_aws", "ChatAnthropicBedrock", "langchain-aws"),
+    "azure_ai": Integration(
+        "langchain_azure_ai.chat_models", "AzureAIOpenAIApiChatModel", "langchain-azure-ai"
+    ),
+    "azure_openai": Integration("langchain_openai", "AzureChatOpenAI", "langchain-openai"),
+    "baseten": Integration("langchain_baseten", "ChatBaseten", "langchain-baseten"),
+    "bedrock": Integration("langchain_aws", "ChatBedrock", "langchain-aws"),
+    "bedrock_converse": Integration("langchain_aws", "ChatBedrockConverse", "langchain-aws"),
+    "bedrock_mantle_anthropic": Integration(
+        "langchain_aws", "ChatAnthropicMantle", '"langchain-aws[anthropic]"'
+    ),
+    "bedrock_mantle_openai": Integration(
+        "langchain_aws", "ChatOpenAIMantle", '"langchain-aws[openai]"'
+    ),
+    "cohere": Integration("langchain_cohere", "ChatCohere", "langchain-cohere"),
+    "deepseek": Integration("langchain_deepseek", "ChatDeepSeek", "langchain-deepseek"),
+    "fireworks": Integration("langchain_fireworks", "ChatFireworks", "langchain-fireworks"),
+    "google_anthropic_vertex": Integration(
+        "langchain_google_vertexai.model_garden", "ChatAnthropicVertex", "langchain-google-vertexai"
+    ),
+    "google_genai": Integration(
+        "langchain_google_genai", "ChatGoogleGenerativeAI", "langchain-google-genai"
+    ),
+    "google_vertexai": Integration(
+        "langchain_google_vertexai", "ChatVertexAI", "langchain-google-vertexai"
+    ),
+    "groq": Integration("langchain_groq", "ChatGroq", "langchain-groq"),
+    "huggingface": Integration(
+        "langchain_huggingface",
+        "ChatHuggingFace",
+        "langchain-huggingface",
+        model_param="model_id",
+        constructor="from_model_id",
+    ),
+    "ibm": Integration("langchain_ibm", "ChatWatsonx", "langchain-ibm", model_param="model_id"),
+    "litellm": Integration("langchain_litellm", "ChatLiteLLM", "langchain-litellm"),
+    "meta": Integration("langchain_meta", "ChatMetaModel", "langchain-meta"),
+    "mistralai": Integration("langchain_mistralai", "ChatMistralAI", "langchain-mistralai"),
+    "nvidia": Integration(
+        "langchain_nvidia_ai_endpoints", "ChatNVIDIA", "langchain-nvidia-ai-endpoints"
+    ),
+    "ollama": Integration("langchain_ollama", "ChatOllama", "langchain-ollama"),
+    "openai": Integration("langchain_openai", "ChatOpenAI", "langchain-openai"),
+    "openrouter": Integration("langchain_openrouter", "ChatOpenRouter", "langchain-openrouter"),
+    "perplexity": Integration("langchain_perplexity", "ChatPerplexity", "langchain-perplexity"),
+    "together": Integration("langchain_together", "ChatTogether", "langchain-together"),
+    "upstage": Integration("langchain_upstage", "ChatUpstage", "langchain-upstage"),
+    "xai": Integration("langchain_xai", "ChatXAI", "langchain-xai"),
+}
+
+# Checked in order against the lower-cased model name; the first match wins.
+_INFERENCE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("gpt-", "o1", "o3", "o4", "chatgpt", "text-davinci"), "openai"),
+    (("claude",), "anthropic"),
+    (("command",), "cohere"),
+    (("accounts/fireworks",), "fireworks"),
+    (("gemini",), "google_genai"),
+    (("amazon.", "anthropic.", "meta."), "bedrock"),
+    (("mistral", "mixtral"), "mistralai"),
+    (("deepseek",), "deepseek"),
+    (("grok",), "xai"),
+    (("sonar",), "perplexity"),
+    (("solar",), "upstage"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A parsed model id: the provider key and the model name handed to its integration.
+
+    Parsing checks the provider is known; :meth:`load` imports the integration and builds the
+    model, so a spec can be made early and loaded only when the model is first needed.
+    """
+
+    provider: str
+    model: str
+    inferred: bool = field(default=False, compare=False)
+    """Whether the provider was guessed from the model name rather than written out."""
+
+    def __post_init__(self) -> None:
+        _known(self.provider, self.model)
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @classmethod
+    def parse(cls, model: str, model_provider: str | None = None) -> ModelSpec:
+        """Split ``"provider:model"`` or infer the provider; ``ValueError`` if neither works."""
+        if not isinstance(model, str):
+            raise TypeError(f"a model id must be a str, got {type(model).__name__}.")
+        if not model.strip():
+            raise ValueError("The model id is empty; write 'provider:model', e.g. 'openai:gpt-4o'.")
+        prefix, colon, rest = model.partition(":")
+        if model_provider:
+            provider = _known(_normalise(model_provider), model)
+            name = rest if colon and _normalise(prefix) == provider else model
+            return cls(provider, _named(name, model))
+        if colon and _normalise(prefix) in _PROVIDERS:
+            return cls(_normalise(prefix), _named(rest, model))
+        inferred = _infer_provider(model)
+        if inferred is not None:
+            return cls(inferred, model, inferred=True)
+        raise ValueError(_unknown_prefix(prefix, model) if colon else _uninferable(model))
+
+    def is_installed(self) -> bool:
+        """Whether the integration package can be found, without importing it."""
+        top_level = _PROVIDERS[self.provider].module.partition(".")[0]
+        if top_level in sys.modules:  # find_spec() rejects modules without a __spec__
+            return sys.modules[top_level] is not None
+        return importlib.util.find_spec(top_level) is not None
+
+    def missing_error(self, detail: str = "") -> MissingIntegrationError:
+        """The error telling the user which package to install for this spec."""
+        integration = _PROVIDERS[self.provider]
+        guess = (
+            f" The provider was inferred from the model name; write '<provider>:{self.model}' "
+            "to choose another one."
+            if self.inferred
+            else ""
+        )
+        return MissingIntegrationError(
+            f"The model '{self}' needs the {integration.package} package "
+            f"({integration.class_name}){detail}. Install it with "
+            f"`pip install {integration.package}`.{guess}",
+            provider=self.provider,
+            package=integration.package,
+        )
+
+    def load(self, **kwargs: Any) -> BaseChatModel:
+        """Import the integration and build the model, passing ``kwargs`` to its class."""
+        integration = _PROVIDERS[self.provider]
+        chat_class = self._import_class(integration)
+        constructor = integration.constructor
+        build = chat_class if constructor is None else getattr(chat_class, constructor)
+        built = build(**{integration.model_param: self.model}, **kwargs)
+        if not isinstance(built, BaseChatModel):
+            raise TypeError(
+                f"{integration.module}.{integration.class_name} built a "
+                f"{type(built).__name__} for '{self}', not a langchain_core BaseChatModel."
+            )
+        return built
+
+    def _import_class(self, integration: Integration) -> Any:
+        try:
+            module = importlib.import_module(integration.module)
+        except ImportError as error:
+            top_level = integration.module.partition(".")[0]
+            missing_itself = error.name is not None and error.name.partition(".")[0] == top_level
+            detail = "" if missing_itself else f", which failed to import: {error}"
+            raise self.missing_error(detail) from error
+        chat_class = getattr(module, integration.class_name, None)
+        if chat_class is None:
+            raise self.missing_error(
+                f", but the installed {integration.module} has no {integration.class_name}; "
+                "it may be too old"
+            )
+        return chat_class
+
+
+def init_chat_model(
+    model: str | None = None,
+    *,
+    model_provider: str | None = None,
+    configurable_fields: Any = None,
+    config_prefix: str | None = None,
+    **kwargs: Any,
+) -> BaseChatModel:
+    """Build a chat model from an id such as ``"openai:gpt-4o"`` or ``"claude-sonnet-4-5"``.
+
+    ``model_provider`` names the provider when the id has no ``provider:`` prefix and the
+    provider cannot be inferred from the name. Other keyword arguments go to the model class
+    (``temperature=0``, ``max_tokens=...``, ``base_url=...``).
+
+    Raises ``ValueError`` for an unknown or uninferable provider and
+    :class:`MissingIntegrationError` (an ``ImportError``) when its package is not installed.
+    LangChain's runtime-configurable models (no ``model``, ``configurable_fields``,
+    ``config_prefix``) are not supported.
+    """
+    if model is None or configurable_fields is not None or config_prefix is not None:
+        raise NotImplementedError(
+            "graphagent's init_chat_model builds one fixed model: pass a model id such as "
+            "'openai:gpt-4o'. Runtime-configurable models (model=None, configurable_fields, "
+            "config_prefix) are not supported; to pick a model per run, use a wrap_model_call "
+            "middleware that calls handler(request.override(model=...))."
+        )
+    if not isinstance(model, str):
+        raise TypeError(
+            f"model must be a model id such as 'openai:gpt-4o', got {type(model).__name__}; "
+            "a chat model object can be used directly, without init_chat_model()."
+        )
+    return ModelSpec.parse(model, model_provider).load(**kwargs)
+
+
+def resolve_model(model: str | BaseChatModel) -> BaseChatModel:
+    """``model`` itself if it is a chat model; a model built from it if it is an id."""
+    if isinstance(model, BaseChatModel):
+        return model
+    if isinstance(model, str):
+        return init_chat_model(model)
+    raise TypeError(
+        f"model must be a langchain_core BaseChatModel or a model id such as 'openai:gpt-4o', "
+        f"got {type(model).__name__}."
+    )
+
+
+def _normalise(provider: str) -> str:
+    return provider.strip().lower().replace("-", "_")
+
+
+def _known(provider: str, model: str) -> str:
+    if provider not in _PROVIDERS:
+        raise ValueError(
+            f"Unknown model provider {provider!r} for model {model!r}.{_did_you_mean(provider)}"
+            f"\n{_provider_list()}"
+        )
+    return provider
+
+
+def _named(name: str, model_id: str) -> str:
+    if not name.strip():
+        raise ValueError(f"The model id {model_id!r} has no model name after the provider.")
+    return name
+
+
+def _infer_provider(model: str) -> str | None:
+    lowered = model.lower()
+    return next(
+        (provider for prefixes, provider in _INFERENCE if lowered.startswith(prefixes)), None
+    )
+
+
+def _unknown_prefix(prefix: str, model: str) -> str:
+    return (
+        f"Unknown model provider {prefix!r} in {model!r}.{_did_you_mean(_normalise(prefix))} "
+        f"If {model!r} is the whole model name, write its provider in front "
+        f"('<provider>:{model}') or pass model_provider=...\n{_provider_list()}"
+    )
+
+
+def _uninferable(model: str) -> str:
+    return (
+        f"Cannot tell which provider serves the model {model!r}. Write the id as "
+        f"'provider:model' (for example 'openai:gpt-4o' or 'ollama:{model}') or pass "
+        f"model_provider=...\n{_provider_list()}"
+    )
+
+
+def _did_you_mean(provider: str) -> str:
+    close = difflib.get_close_matches(provider, _PROVIDERS, n=1, cutoff=0.8)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _provider_list() -> str:
+    return f"Known providers: {', '.join(sorted(_PROVIDERS))}."

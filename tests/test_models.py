@@ -1,0 +1,368 @@
+"""Model ids: parsing, provider inference, error messages, and building a model from an id.
+
+No provider package is installed for these tests: a fake integration package is written to a
+temporary directory on ``sys.path``, under the real package name, so the real table is used.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from graphagent import create_agent
+from graphagent.models import MissingIntegrationError, ModelSpec, init_chat_model, resolve_model
+from graphagent.testing import ScriptedChatModel
+from tests.conftest import run_agent
+
+FAKE_CHAT_CLASS = """
+import threading
+
+from graphagent.testing import ScriptedChatModel
+
+built = []
+
+
+class {class_name}(ScriptedChatModel):
+    model: str = ""
+    model_id: str = ""
+    temperature: float | None = None
+
+    def __init__(self, **kwargs):
+        super().__init__(["fake answer"], repeat_last=True, **kwargs)
+        built.append((self, threading.get_ident()))
+
+    @classmethod
+    def from_model_id(cls, model_id, **kwargs):
+        return cls(model_id=model_id, **kwargs)
+"""
+
+FakePackage = Callable[..., Any]
+
+
+def install_fake_package(
+    monkeypatch: pytest.MonkeyPatch, root: Path, name: str, source: str = "", class_name: str = ""
+) -> None:
+    """Write module ``name`` under ``root`` (on ``sys.path``); ``class_name`` makes a chat model."""
+    if class_name:
+        source = FAKE_CHAT_CLASS.format(class_name=class_name)
+    top, _, sub = name.partition(".")
+    package = root / top
+    package.mkdir(exist_ok=True)
+    init = package / "__init__.py"
+    if not init.exists():
+        init.write_text("")
+    (package / f"{sub}.py" if sub else init).write_text(textwrap.dedent(source))
+    monkeypatch.syspath_prepend(str(root))
+    for module in {top, name}:
+        # Set, then delete: the fake gets imported afresh, and at teardown monkeypatch puts
+        # back what was there before (nothing, or a real package), dropping the fake.
+        monkeypatch.setitem(sys.modules, module, None)
+        monkeypatch.delitem(sys.modules, module)
+
+
+@pytest.fixture
+def fake_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakePackage:
+    """``fake_package(name, source="", class_name="")`` installs a fake integration package."""
+    return lambda *args, **kwargs: install_fake_package(monkeypatch, tmp_path, *args, **kwargs)
+
+
+def not_installed(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    for module in modules:
+        monkeypatch.setitem(sys.modules, module, None)
+
+
+# -- parsing and inference -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "provider"),
+    [
+        ("gpt-4o", "openai"),
+        ("GPT-4.1-mini", "openai"),
+        ("o1-mini", "openai"),
+        ("o3", "openai"),
+        ("o4-mini", "openai"),
+        ("chatgpt-4o-latest", "openai"),
+        ("text-davinci-003", "openai"),
+        ("claude-sonnet-4-5", "anthropic"),
+        ("gemini-2.5-flash", "google_genai"),
+        ("command-r-plus", "cohere"),
+        ("accounts/fireworks/models/llama-v3p1-70b-instruct", "fireworks"),
+        ("amazon.nova-pro-v1:0", "bedrock"),
+        ("anthropic.claude-3-5-sonnet-20240620-v1:0", "bedrock"),
+        ("meta.llama3-70b-instruct-v1:0", "bedrock"),
+        ("mistral-large-latest", "mistralai"),
+        ("mixtral-8x7b", "mistralai"),
+        ("deepseek-chat", "deepseek"),
+        ("grok-4", "xai"),
+        ("sonar-pro", "perplexity"),
+        ("solar-pro", "upstage"),
+    ],
+)
+def test_the_provider_is_inferred_from_the_model_name(name: str, provider: str) -> None:
+    spec = ModelSpec.parse(name)
+
+    assert (spec.provider, spec.model, spec.inferred) == (provider, name, True)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "provider", "name"),
+    [
+        ("openai:gpt-4o", "openai", "gpt-4o"),
+        ("anthropic:claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5"),
+        ("ollama:llama3", "ollama", "llama3"),
+        ("ollama:llama3:8b", "ollama", "llama3:8b"),
+        ("google_genai:gemini-2.5-flash", "google_genai", "gemini-2.5-flash"),
+        ("google_vertexai:gemini-2.5-flash", "google_vertexai", "gemini-2.5-flash"),
+        ("Google-GenAI:gemini-2.5-flash", "google_genai", "gemini-2.5-flash"),
+        ("deepseek:deepseek-chat", "deepseek", "deepseek-chat"),
+        ("mistralai:mistral-small-latest", "mistralai", "mistral-small-latest"),
+        ("groq:llama-3.3-70b-versatile", "groq", "llama-3.3-70b-versatile"),
+        (
+            "bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0",
+            "bedrock",
+            "anthropic.claude-3-5-sonnet-20240620-v1:0",
+        ),
+        ("bedrock_converse:amazon.nova-pro-v1:0", "bedrock_converse", "amazon.nova-pro-v1:0"),
+        ("azure_openai:my-deployment", "azure_openai", "my-deployment"),
+    ],
+)
+def test_a_provider_prefix_is_split_off(model_id: str, provider: str, name: str) -> None:
+    spec = ModelSpec.parse(model_id)
+
+    assert (spec.provider, spec.model, spec.inferred) == (provider, name, False)
+    assert str(spec) == f"{provider}:{name}"
+
+
+def test_model_provider_names_the_provider_and_wins_over_inference() -> None:
+    assert ModelSpec.parse("llama3", model_provider="ollama") == ModelSpec("ollama", "llama3")
+    assert ModelSpec.parse("claude-x", model_provider="bedrock") == ModelSpec("bedrock", "claude-x")
+    assert ModelSpec.parse("gpt-4o", model_provider="Azure-OpenAI").provider == "azure_openai"
+    # The same provider written twice is not part of the model name.
+    assert ModelSpec.parse("openai:gpt-4o", model_provider="openai").model == "gpt-4o"
+    assert ModelSpec.parse("x:y", model_provider="ollama").model == "x:y"
+
+
+def test_an_unknown_provider_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"Unknown model provider 'foo' in 'foo:bar'") as raised:
+        ModelSpec.parse("foo:bar")
+    for provider in ("anthropic", "bedrock_converse", "google_genai", "ollama", "openai"):
+        assert provider in str(raised.value)
+
+    with pytest.raises(
+        ValueError,
+        match=r"Unknown model provider 'nope' for model 'gpt-4o'\.\nKnown providers: anthropic, ",
+    ):
+        init_chat_model("gpt-4o", model_provider="nope")
+
+
+def test_a_misspelt_provider_gets_a_suggestion() -> None:
+    with pytest.raises(ValueError, match=r"in 'olama:llama3'\. Did you mean 'ollama'\? If"):
+        ModelSpec.parse("olama:llama3")
+    with pytest.raises(ValueError, match=r"'antropic' .*Did you mean 'anthropic'\?\n"):
+        ModelSpec.parse("claude-x", model_provider="antropic")
+
+
+def test_a_spec_made_by_hand_must_name_a_known_provider() -> None:
+    assert str(ModelSpec("groq", "llama-3.3-70b-versatile")) == "groq:llama-3.3-70b-versatile"
+    with pytest.raises(ValueError, match=r"Unknown model provider 'OpenAI' for model 'gpt-4o'"):
+        ModelSpec("OpenAI", "gpt-4o")
+
+
+def test_an_uninferable_name_says_how_to_write_the_id() -> None:
+    with pytest.raises(ValueError, match=r"Cannot tell which provider serves the model 'llama3'"):
+        init_chat_model("llama3")
+    with pytest.raises(ValueError, match=r"'provider:model'.*'ollama:llama3'"):
+        ModelSpec.parse("llama3")
+
+
+@pytest.mark.parametrize("model_id", ["", "  ", "openai:", "ollama: "])
+def test_an_id_without_a_model_name_is_rejected(model_id: str) -> None:
+    with pytest.raises(ValueError, match=r"empty|no model name"):
+        ModelSpec.parse(model_id)
+
+
+def test_the_provider_table_matches_langchains() -> None:
+    base = pytest.importorskip("langchain.chat_models.base")
+    from graphagent.models import _PROVIDERS
+
+    theirs = {key: (module, name) for key, (module, name, _) in base._BUILTIN_PROVIDERS.items()}
+    ours = {key: (i.module, i.class_name) for key, i in _PROVIDERS.items()}
+
+    # LangSmith's gateway provider needs a private langchain_core helper; left out on purpose.
+    assert ours == {key: value for key, value in theirs.items() if key != "langsmith"}
+
+
+# -- building models -----------------------------------------------------------------------
+
+
+def test_a_missing_package_is_an_import_error_naming_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    not_installed(monkeypatch, "langchain_anthropic")
+
+    with pytest.raises(MissingIntegrationError) as raised:
+        init_chat_model("anthropic:claude-sonnet-4-5")
+
+    error = raised.value
+    assert isinstance(error, ImportError)
+    assert (error.provider, error.package) == ("anthropic", "langchain-anthropic")
+    assert "'anthropic:claude-sonnet-4-5' needs the langchain-anthropic package" in str(error)
+    assert "pip install langchain-anthropic" in str(error)
+    assert "inferred" not in str(error)
+
+
+def test_a_missing_package_for_an_inferred_provider_says_how_to_pick_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    not_installed(monkeypatch, "langchain_google_genai")
+
+    with pytest.raises(MissingIntegrationError, match="pip install langchain-google-genai") as err:
+        init_chat_model("gemini-2.5-flash")
+
+    assert "inferred from the model name" in str(err.value)
+    assert "'<provider>:gemini-2.5-flash'" in str(err.value)
+
+
+def test_an_extra_is_named_with_its_quotes(monkeypatch: pytest.MonkeyPatch) -> None:
+    not_installed(monkeypatch, "langchain_aws")
+
+    with pytest.raises(MissingIntegrationError, match=r'pip install "langchain-aws\[openai\]"'):
+        init_chat_model("bedrock_mantle_openai:gpt-oss-120b")
+
+
+def test_a_package_whose_own_import_fails_is_reported_with_the_cause(
+    fake_package: FakePackage,
+) -> None:
+    fake_package("langchain_groq", "import a_dependency_that_is_not_there_xyz\n")
+
+    with pytest.raises(MissingIntegrationError, match="failed to import") as raised:
+        init_chat_model("groq:llama-3.3-70b-versatile")
+
+    assert "a_dependency_that_is_not_there_xyz" in str(raised.value)
+    assert isinstance(raised.value.__cause__, ImportError)
+
+
+def test_a_package_without_the_class_is_reported_as_too_old(fake_package: FakePackage) -> None:
+    fake_package("langchain_xai", "class SomethingElse: ...\n")
+
+    with pytest.raises(MissingIntegrationError, match="has no ChatXAI; it may be too old"):
+        init_chat_model("xai:grok-4")
+
+
+def test_a_model_is_built_from_the_integration_with_the_keyword_arguments(
+    fake_package: FakePackage,
+) -> None:
+    fake_package("langchain_anthropic", class_name="ChatAnthropic")
+
+    model = init_chat_model("anthropic:claude-sonnet-4-5", temperature=0.25)
+    inferred = init_chat_model("claude-haiku-4-5")
+
+    module = sys.modules["langchain_anthropic"]
+    assert [type(m) for m in (model, inferred)] == [module.ChatAnthropic] * 2
+    assert (model.model, model.temperature) == ("claude-sonnet-4-5", 0.25)  # type: ignore[attr-defined]
+    assert inferred.model == "claude-haiku-4-5"  # type: ignore[attr-defined]
+
+
+def test_a_class_in_a_submodule_is_found(fake_package: FakePackage) -> None:
+    fake_package("langchain_google_vertexai.model_garden", class_name="ChatAnthropicVertex")
+
+    model = init_chat_model("google_anthropic_vertex:claude-sonnet-4-5")
+
+    assert type(model).__name__ == "ChatAnthropicVertex"
+
+
+@pytest.mark.parametrize(
+    ("provider", "package", "class_name"),
+    [
+        ("ibm", "langchain_ibm", "ChatWatsonx"),
+        ("huggingface", "langchain_huggingface", "ChatHuggingFace"),
+    ],
+)
+def test_integrations_that_take_a_model_id(
+    fake_package: FakePackage, provider: str, package: str, class_name: str
+) -> None:
+    fake_package(package, class_name=class_name)
+
+    model = init_chat_model(f"{provider}:org/some-model")
+
+    assert (model.model_id, model.model) == ("org/some-model", "")  # type: ignore[attr-defined]
+
+
+def test_an_integration_that_does_not_build_a_chat_model_is_a_type_error(
+    fake_package: FakePackage,
+) -> None:
+    fake_package("langchain_ollama", "class ChatOllama:\n    def __init__(self, **kw): ...\n")
+
+    with pytest.raises(TypeError, match=r"langchain_ollama.ChatOllama built a ChatOllama"):
+        init_chat_model("ollama:llama3")
+
+
+def test_parsing_does_not_import_the_integration(fake_package: FakePackage) -> None:
+    fake_package("langchain_mistralai", class_name="ChatMistralAI")
+
+    spec = ModelSpec.parse("mistral-large-latest")
+
+    assert spec.is_installed()
+    assert "langchain_mistralai" not in sys.modules
+    spec.load()
+    assert "langchain_mistralai" in sys.modules
+
+
+def test_is_installed_is_false_for_a_missing_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    not_installed(monkeypatch, "langchain_cohere")
+
+    assert not ModelSpec.parse("command-r").is_installed()
+
+
+# -- init_chat_model and resolve_model -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"model": None},
+        {"model": "openai:gpt-4o", "configurable_fields": "any"},
+        {"model": "gpt-4o", "config_prefix": "x"},
+    ],
+)
+def test_configurable_models_are_not_supported(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(NotImplementedError, match=r"request.override\(model=\.\.\.\)"):
+        init_chat_model(**kwargs)
+
+
+def test_init_chat_model_rejects_a_model_object() -> None:
+    with pytest.raises(TypeError, match="can be used directly"):
+        init_chat_model(ScriptedChatModel([]))  # type: ignore[arg-type]
+
+
+def test_resolve_model_passes_models_through_and_builds_ids(fake_package: FakePackage) -> None:
+    fake_package("langchain_openai", class_name="ChatOpenAI")
+    model = ScriptedChatModel([])
+
+    assert resolve_model(model) is model
+    assert resolve_model("gpt-4o").model == "gpt-4o"  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="BaseChatModel or a model id"):
+        resolve_model(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Unknown model provider"):
+        resolve_model("foo:bar")
+
+
+def test_a_resolved_model_runs_an_agent(fake_package: FakePackage, how_call: str) -> None:
+    fake_package("langchain_deepseek", class_name="ChatDeepSeek")
+
+    agent = create_agent(resolve_model("deepseek:deepseek-chat"))
+    result = run_agent(agent, how_call, {"messages": [HumanMessage("hi")]})
+
+    assert result["messages"][-1].content == "fake answer"
+    [(model, thread)] = sys.modules["langchain_deepseek"].built
+    assert model.call_count == 1
+    assert thread == threading.get_ident()

@@ -19,7 +19,7 @@ from graphagent.middleware.base import AgentFacts, AgentMiddleware
 from graphagent.state import JUMP_TARGETS, AgentState, JumpTo, MergedSchemas, merge_state_schemas
 
 NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
-WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call")
+WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call", "wrap_agent")
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 _FORBIDDEN_IN_NAMES = (":", "|")
@@ -84,6 +84,7 @@ class Plan:
     after_agent: tuple[Hook, ...]
     wrap_model_call: tuple[Hook, ...]
     wrap_tool_call: tuple[Hook, ...]
+    wrap_agent: tuple[Hook, ...]
     tools: tuple[BaseTool, ...]
     provider_tools: tuple[dict[str, Any], ...]
     schemas: MergedSchemas
@@ -109,8 +110,9 @@ def compile_plan(
     invalid structured response) loops back to the model even when the agent has no tools.
     Each middleware's ``validate_agent`` sees the agent's tools and whether it has a checkpointer.
     """
-    stack = tuple(_check_instances(middleware))
-    _check_names(stack)
+    listed = _check_instances(middleware)
+    _check_names(listed)
+    stack = ordered(listed)
     hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
     schemas = merge_state_schemas(_schema_sources(stack, state_schema))
@@ -138,6 +140,7 @@ def compile_plan(
         after_agent=after_agent,
         wrap_model_call=tuple(hooks["wrap_model_call"]),
         wrap_tool_call=tuple(hooks["wrap_tool_call"]),
+        wrap_agent=tuple(hooks["wrap_agent"]),
         tools=all_tools,
         provider_tools=tuple(t for t in tools if isinstance(t, dict)),
         schemas=schemas,
@@ -210,6 +213,19 @@ def _check_instances(middleware: Sequence[Any]) -> list[AgentMiddleware[Any, Any
             )
         checked.append(item)
     return checked
+
+
+def ordered(
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]],
+) -> tuple[AgentMiddleware[Any, Any, Any], ...]:
+    """Execution order: higher ``order`` first (outer); ties keep list order."""
+    for position, item in enumerate(middleware):
+        if type(item.order) is not int:
+            raise MiddlewareError(
+                f"middleware[{position}] '{item.name}' has order={item.order!r}; order must be "
+                "an int (higher is outer, default 0)."
+            )
+    return tuple(sorted(middleware, key=lambda item: -item.order))
 
 
 def _check_names(stack: Sequence[AgentMiddleware[Any, Any, Any]]) -> None:

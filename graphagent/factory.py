@@ -9,12 +9,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.cache.base import BaseCache
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from graphagent._graph import build_graph
 from graphagent._plan import compile_plan
+from graphagent.agent import CompiledAgent
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import resolve_model
 from graphagent.structured_output import as_strategy
@@ -36,7 +36,7 @@ def create_agent(
     debug: bool = False,
     name: str | None = None,
     cache: BaseCache[Any] | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
+) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
 
     Middleware hooks become nodes (``before_*``/``after_*``) and wrappers (``wrap_*``) of that
@@ -69,8 +69,9 @@ def create_agent(
         name=name or "agent",
         cache=cache,
     )
-    compiled.graphagent_plan = plan  # type: ignore[attr-defined]
-    return compiled
+    if name:  # lets callers tell agents apart in a composed stream, as LangChain's agents do
+        compiled = compiled.with_config(metadata={"lc_agent_name": name})
+    return CompiledAgent.adopt(compiled, plan)
 
 
 def _normalise_tools(

@@ -18,6 +18,7 @@ from graphagent.middleware.decorators import (
     before_agent,
     before_model,
     dynamic_prompt,
+    wrap_agent,
     wrap_model_call,
     wrap_tool_call,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "before_model",
     "dynamic_prompt",
     "hook_config",
+    "wrap_agent",
     "wrap_model_call",
     "wrap_tool_call",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -37,6 +37,7 @@ class AgentFacts:
     def tool_names(self) -> frozenset[str]:
         return frozenset(tool.name for tool in self.tools)
 
+
 ToolResult = ToolMessage | Command[Any]
 
 
@@ -68,6 +69,10 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
+
+    order: int = 0
+    """Higher is outer: earlier for ``before_*`` and wrap hooks, later for ``after_*``. Middleware
+    with equal ``order`` keep their list order."""
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Called once when an agent is built with this middleware, before anything is built.
@@ -151,6 +156,19 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`."""
         return await handler(request)
+
+    # The agent-level hook: a generator around the whole run, on every path out of it.
+
+    def wrap_agent(self, state: Any, runtime: Runtime[ContextT]) -> Generator[None, Any, None]:
+        """Surround every run: the run happens at the single ``yield``, which returns the final
+        output or raises what ended the run (including an interrupted stream or a cancellation)."""
+        yield
+
+    async def awrap_agent(
+        self, state: Any, runtime: Runtime[ContextT]
+    ) -> AsyncGenerator[None, Any]:
+        """Async twin of :meth:`wrap_agent` (an async generator)."""
+        yield
 
 
 def hook_config(*, can_jump_to: Sequence[JumpTo] | None = None) -> Callable[[F], F]:

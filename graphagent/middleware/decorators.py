@@ -67,7 +67,7 @@ class _HookDecorator:
             method = _as_method(fn)
             if targets:
                 method.__can_jump_to__ = list(targets)  # type: ignore[attr-defined]
-            prefix = "a" if inspect.iscoroutinefunction(fn) else ""
+            prefix = "a" if _is_async(fn) else ""
             return middleware_from_methods(
                 name or fn.__name__,
                 {prefix + self.hook: method},
@@ -95,7 +95,19 @@ class _HookDecorator:
         return targets
 
 
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+
+
 def _as_method(fn: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+
+        @functools.wraps(fn)
+        def generator_method(self: AgentMiddleware, *args: Any) -> Any:
+            return fn(*args)
+
+        return generator_method
+
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
@@ -141,6 +153,10 @@ wrap_model_call = _HookDecorator(
 )
 wrap_tool_call = _HookDecorator(
     "wrap_tool_call", "Wrap every tool call: fn(request, handler) -> ToolMessage | Command."
+)
+wrap_agent = _HookDecorator(
+    "wrap_agent",
+    "Wrap every run with a generator fn(state, runtime) that yields once; async generators too.",
 )
 
 PromptFn = Callable[[ModelRequest[Any]], "str | SystemMessage | Awaitable[str | SystemMessage]"]

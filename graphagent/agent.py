@@ -1,0 +1,95 @@
+"""``CompiledAgent``: the graph ``create_agent`` returns.
+
+It is langgraph's ``CompiledStateGraph`` — it runs, streams, checkpoints and nests like any other
+— and it keeps the :class:`~graphagent._plan.Plan` it was built from, and runs the ``wrap_agent``
+hooks around every run. ``invoke``/``ainvoke`` and a parent graph running the agent as a node all
+go through ``stream``/``astream``, so those two are the one entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from graphagent._plan import Plan
+from graphagent._run import StreamShape, enter, layers_for, leave, run_sync
+
+
+class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
+    """A compiled agent graph; ``agent.plan`` says what runs, in what order."""
+
+    plan: Plan
+
+    @classmethod
+    def adopt(cls, compiled: CompiledStateGraph[Any, Any, Any, Any], plan: Plan) -> CompiledAgent:
+        """Turn a freshly compiled graph into an agent (same object, same state)."""
+        compiled.__class__ = cls
+        agent: CompiledAgent = compiled  # type: ignore[assignment]
+        agent.plan = plan
+        return agent
+
+    def copy(self, update: dict[str, Any] | None = None) -> CompiledAgent:
+        """Copies (``with_config`` makes one) keep the plan."""
+        attrs = {k: v for k, v in self.__dict__.items() if k not in ("__orig_class__", "plan")}
+        clone = type(self)(**{**attrs, **(update or {})})
+        clone.plan = self.plan
+        return clone
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        _hide_private_state(self, kwargs)
+        if not self.plan.wrap_agent:
+            return super().stream(input, config, **kwargs)
+        return self._wrapped_stream(input, config, kwargs)
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        _hide_private_state(self, kwargs)
+        if not self.plan.wrap_agent:
+            return super().astream(input, config, **kwargs)
+        return self._wrapped_astream(input, config, kwargs)
+
+    def _wrapped_stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
+        shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)
+        layers = layers_for(self.plan.wrap_agent, asynchronous=False)
+        run_sync(enter(layers, input, self._runtime(kwargs)))
+        inner = super().stream(input, config, stream_mode=shape.inner_modes(), **kwargs)
+        try:
+            for part in inner:
+                wanted, chunk = shape.take(part)
+                if wanted:
+                    yield chunk
+        except BaseException as error:
+            inner.close()  # type: ignore[attr-defined]
+            run_sync(leave(layers, error))
+            raise
+        run_sync(leave(layers, shape.final_output))
+
+    async def _wrapped_astream(
+        self, input: Any, config: Any, kwargs: dict[str, Any]
+    ) -> AsyncIterator[Any]:
+        shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)
+        layers = layers_for(self.plan.wrap_agent, asynchronous=True)
+        await enter(layers, input, self._runtime(kwargs))
+        inner = super().astream(input, config, stream_mode=shape.inner_modes(), **kwargs)
+        try:
+            async for part in inner:
+                wanted, chunk = shape.take(part)
+                if wanted:
+                    yield chunk
+        except BaseException as error:
+            await inner.aclose()  # type: ignore[attr-defined]
+            await leave(layers, error)
+            raise
+        await leave(layers, shape.final_output)
+
+    def _runtime(self, kwargs: dict[str, Any]) -> Runtime[Any]:
+        return Runtime(context=kwargs.get("context"), store=self.store)
+
+
+def _hide_private_state(agent: CompiledAgent, kwargs: dict[str, Any]) -> None:
+    """Stream only the output schema's fields ("values" and "updates" chunks alike), as ``invoke``
+    returns them: private fields and ``jump_to`` stay inside the agent."""
+    if kwargs.get("output_keys") is None:
+        kwargs["output_keys"] = agent.output_channels

@@ -52,9 +52,15 @@ def provider_rejections(strategy: Strategy | None) -> Iterator[None]:
 
 
 def _is_rejection(exc: Exception) -> bool:
+    """A bad-request error about the output format (not, say, a too-long context)."""
     status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
     name = type(exc).__name__
-    return status == 400 or "BadRequest" in name or "InvalidRequest" in name
+    bad_request = status == 400 or "BadRequest" in name or "InvalidRequest" in name
+    text = str(exc).lower()
+    return bad_request and any(word in text for word in _FORMAT_WORDS)
+
+
+_FORMAT_WORDS = ("response_format", "json_schema", "structured output", "response format")
 
 
 def _from_tool_calls(message: AIMessage, strategy: ToolStrategy[Any]) -> ModelResponse:

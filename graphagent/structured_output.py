@@ -144,7 +144,8 @@ class ProviderStrategy(Generic[SchemaT]):
     def model_settings(self) -> dict[str, Any]:
         """The ``response_format`` the chat model is bound with."""
         schema = self.schemas[0]
-        spec: dict[str, Any] = {"name": schema.name, "schema": schema.json_schema}
+        titled = {"title": schema.name, **schema.json_schema}
+        spec: dict[str, Any] = {"name": schema.name, "schema": titled}
         if schema.description:
             spec["description"] = schema.description
         if self.strict is not None:

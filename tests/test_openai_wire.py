@@ -1,0 +1,519 @@
+"""langchain-openai's ChatOpenAI driven by graphagent against a local OpenAI-compatible stub.
+
+These tests check the wire format both ways: what graphagent makes the client send (messages,
+tools, tool_choice, response_format, settings, stream) and how it handles what a provider sends
+back (tool calls, parallel and malformed ones, SSE deltas, usage, JSON content, 400 errors).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import openai
+import openai.resources.beta.beta  # eager: its lazy first import (~1 s) would land in one test
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
+
+from graphagent import create_agent
+from graphagent.middleware import wrap_model_call
+from graphagent.requests import ModelRequest
+from graphagent.structured_output import ProviderStrategy, StructuredOutputError, ToolStrategy
+from tests.conftest import Run, run_agent
+from tests.openai_stub import (
+    OpenAIStub,
+    Usage,
+    call,
+    error,
+    json_reply,
+    text,
+    tool_calls,
+)
+
+QUESTION = {"messages": ["What is the weather in Paris?"]}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAIStub]:
+    # One server for the module: ChatOpenAI caches its HTTP clients per base URL, and building
+    # them costs ~0.2 s, so a fresh port per test would pay that every time.
+    with OpenAIStub(lifetime=120) as server:
+        yield server
+
+
+@pytest.fixture
+def stub(server: OpenAIStub) -> Iterator[OpenAIStub]:
+    server.reset()
+    yield server
+    assert server.problems == []
+    assert server.unused == [], "the agent made fewer model calls than scripted"
+
+
+@pytest.fixture(params=("stream", "astream"))
+def how_stream(request: pytest.FixtureRequest) -> str:
+    """stream and astream with stream_mode="messages", so the model itself streams."""
+    return request.param  # type: ignore[no-any-return]
+
+
+def chat(stub: OpenAIStub, model: str = "gpt-test", **kwargs: Any) -> ChatOpenAI:
+    return ChatOpenAI(
+        base_url=stub.url, api_key="test", model=model, max_retries=0, timeout=10, **kwargs
+    )
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The current weather in a city."""
+    return f"sunny in {city}"
+
+
+class Weather(BaseModel):
+    """A weather report."""
+
+    city: str
+    degrees: int
+
+
+def stream_messages(
+    agent: Any, how: str, inputs: Any
+) -> tuple[list[tuple[AIMessageChunk, dict[str, Any]]], dict[str, Any]]:
+    """The model's message chunks (with their metadata) and the final state of one run."""
+    modes = ["messages", "values"]
+    if how == "stream":
+        parts = list(agent.stream(inputs, stream_mode=modes))
+    else:
+
+        async def collect() -> list[Any]:
+            return [part async for part in agent.astream(inputs, stream_mode=modes)]
+
+        parts = asyncio.run(collect())
+    chunks = [p for mode, p in parts if mode == "messages" and isinstance(p[0], AIMessageChunk)]
+    states = [p for mode, p in parts if mode == "values"]
+    return chunks, states[-1]
+
+
+def invoke_or_stream(agent: Any, how: str, inputs: Any) -> dict[str, Any]:
+    if how in ("stream", "astream"):
+        return stream_messages(agent, how, inputs)[1]
+    return run_agent(agent, how, inputs)
+
+
+def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in state["messages"] if isinstance(m, ToolMessage)]
+
+
+def last_ai(state: dict[str, Any]) -> AIMessage:
+    return next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
+
+
+def sent_calls(message: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """(id, name, parsed arguments) of an assistant message as it went over the wire."""
+    assert message["role"] == "assistant"
+    return [
+        (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in message["tool_calls"]
+    ]
+
+
+# Tool calls
+
+
+def test_a_tool_call_round_trip_sends_the_call_and_its_answer(run: Run, stub: OpenAIStub) -> None:
+    stub.script(
+        tool_calls(call("get_weather", {"city": "Paris"}, id="call_1")),
+        text("It is sunny in Paris."),
+    )
+    agent = create_agent(chat(stub), [get_weather])
+
+    result = run(agent, QUESTION)
+
+    assert last_ai(result).content == "It is sunny in Paris."
+    [answer] = tool_messages(result)
+    assert (answer.tool_call_id, answer.content) == ("call_1", "sunny in Paris")
+    first, second = stub.requests
+    assert [r["stream"] for r in stub.requests] == [False, False]
+    assert first["model"] == "gpt-test"
+    assert first["messages"] == [{"role": "user", "content": "What is the weather in Paris?"}]
+    [offered] = first["tools"]
+    assert offered["type"] == "function"
+    assert offered["function"]["name"] == "get_weather"
+    assert offered["function"]["parameters"]["required"] == ["city"]
+    assert "tool_choice" not in first
+    assistant, tool_answer = second["messages"][1:]
+    assert sent_calls(assistant) == [("call_1", "get_weather", {"city": "Paris"})]
+    assert tool_answer == {"role": "tool", "tool_call_id": "call_1", "content": "sunny in Paris"}
+
+
+def test_parallel_tool_calls_all_run_and_are_all_answered(how_call: str, stub: OpenAIStub) -> None:
+    ran: list[str] = []
+    lock = threading.Lock()
+
+    @tool
+    def forecast(city: str, days: int) -> str:
+        """The forecast for a city."""
+        with lock:
+            ran.append(f"forecast {city} {days}")
+        return f"{days} days of rain in {city}"
+
+    stub.script(
+        tool_calls(
+            call("get_weather", {"city": "Paris"}, id="call_a"),
+            call("forecast", {"city": "Rome", "days": 3}, id="call_b"),
+        ),
+        text("Paris is sunny; Rome gets rain."),
+    )
+    agent = create_agent(chat(stub), [get_weather, forecast])
+
+    result = run_agent(agent, how_call, QUESTION)
+
+    assert ran == ["forecast Rome 3"]
+    answers = {m.tool_call_id: m.content for m in tool_messages(result)}
+    assert answers == {"call_a": "sunny in Paris", "call_b": "3 days of rain in Rome"}
+    sent = stub.requests[1]["messages"]
+    assert sent_calls(sent[1]) == [
+        ("call_a", "get_weather", {"city": "Paris"}),
+        ("call_b", "forecast", {"city": "Rome", "days": 3}),
+    ]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "tool"]
+    assert {m["tool_call_id"]: m["content"] for m in sent[2:]} == answers
+
+
+def test_malformed_tool_arguments_become_an_error_answer_and_the_model_retries(
+    run: Run, stub: OpenAIStub
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        ran.append(city)
+        return city
+
+    stub.script(
+        tool_calls(call("lookup", '{"city": "Par', id="call_bad")),
+        tool_calls(call("lookup", {"city": "Paris"}, id="call_good")),
+        text("Found Paris."),
+    )
+    agent = create_agent(chat(stub), [lookup])
+
+    result = run(agent, QUESTION)
+
+    assert ran == ["Paris"]
+    bad, good = tool_messages(result)
+    assert (bad.tool_call_id, bad.status) == ("call_bad", "error")
+    assert "could not be parsed" in bad.text
+    assert (good.tool_call_id, good.content) == ("call_good", "Paris")
+    second = stub.requests[1]["messages"]
+    assert second[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Par'
+    assert second[2]["role"] == "tool"
+    assert second[2]["tool_call_id"] == "call_bad"
+    assert "could not be parsed" in second[2]["content"]
+    assert last_ai(result).content == "Found Paris."
+
+
+# Streaming
+
+
+def test_streamed_tokens_arrive_as_chunks_and_tool_arguments_are_assembled(
+    how_stream: str, stub: OpenAIStub
+) -> None:
+    stub.script(
+        tool_calls(call("get_weather", {"city": "Paris"}, id="call_1")),
+        text("It is sunny in Paris."),
+    )
+    agent = create_agent(chat(stub), [get_weather])
+
+    chunks, state = stream_messages(agent, how_stream, QUESTION)
+
+    assert [r["stream"] for r in stub.requests] == [True, True]
+    assert all("stream_options" not in r for r in stub.requests)
+    from_model = [c for c, meta in chunks if meta["langgraph_node"] == "model"]
+    pieces = [c.tool_call_chunks[0]["args"] for c in from_model if c.tool_call_chunks]
+    assert len(pieces) > 2
+    assert "".join(p or "" for p in pieces) == '{"city": "Paris"}'
+    words = [c.content for c in from_model if c.content]
+    assert words == ["It ", "is ", "sunny ", "in ", "Paris."]
+    calling = next(m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls)
+    assert calling.tool_calls[0]["args"] == {"city": "Paris"}
+    assert calling.tool_calls[0]["id"] == "call_1"
+    assert tool_messages(state)[0].content == "sunny in Paris"
+    assert sent_calls(stub.requests[1]["messages"][1]) == [
+        ("call_1", "get_weather", {"city": "Paris"})
+    ]
+    assert last_ai(state).content == "It is sunny in Paris."
+
+
+def test_streamed_parallel_calls_are_split_by_index(how_stream: str, stub: OpenAIStub) -> None:
+    stub.script(
+        tool_calls(
+            call("get_weather", {"city": "Paris"}, id="call_a"),
+            call("get_weather", {"city": "Rome"}, id="call_b"),
+        ),
+        text("Both sunny."),
+    )
+    agent = create_agent(chat(stub), [get_weather])
+
+    _, state = stream_messages(agent, how_stream, QUESTION)
+
+    answers = {m.tool_call_id: m.content for m in tool_messages(state)}
+    assert answers == {"call_a": "sunny in Paris", "call_b": "sunny in Rome"}
+    assert sent_calls(stub.requests[1]["messages"][1]) == [
+        ("call_a", "get_weather", {"city": "Paris"}),
+        ("call_b", "get_weather", {"city": "Rome"}),
+    ]
+
+
+def test_streamed_malformed_arguments_become_an_error_answer(
+    how_stream: str, stub: OpenAIStub
+) -> None:
+    stub.script(tool_calls(call("get_weather", "{city: Paris}", id="call_bad")), text("Sorry."))
+    agent = create_agent(chat(stub), [get_weather])
+
+    _, state = stream_messages(agent, how_stream, QUESTION)
+
+    [answer] = tool_messages(state)
+    assert (answer.tool_call_id, answer.status) == ("call_bad", "error")
+    assert stub.requests[1]["messages"][2]["tool_call_id"] == "call_bad"
+    assert last_ai(state).content == "Sorry."
+
+
+def test_streamed_usage_lands_on_the_message_when_requested(
+    how_stream: str, stub: OpenAIStub
+) -> None:
+    stub.script(text("Hello there.", usage=Usage(prompt_tokens=30, completion_tokens=4)))
+    agent = create_agent(chat(stub, stream_usage=True))
+
+    _, state = stream_messages(agent, how_stream, {"messages": ["hi"]})
+
+    assert stub.requests[0]["stream_options"] == {"include_usage": True}
+    usage = last_ai(state).usage_metadata
+    assert usage is not None
+    assert (usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]) == (30, 4, 34)
+
+
+# Usage, system prompt, model settings
+
+
+def test_usage_metadata_lands_on_each_ai_message(how_call: str, stub: OpenAIStub) -> None:
+    stub.script(
+        tool_calls(call("get_weather", {"city": "Paris"})),
+        text("Sunny.", usage=Usage(prompt_tokens=40, completion_tokens=9)),
+    )
+    agent = create_agent(chat(stub), [get_weather])
+
+    result = run_agent(agent, how_call, QUESTION)
+
+    usages = [m.usage_metadata for m in result["messages"] if isinstance(m, AIMessage)]
+    assert [(u["input_tokens"], u["output_tokens"], u["total_tokens"]) for u in usages if u] == [
+        (12, 5, 17),
+        (40, 9, 49),
+    ]
+
+
+def test_the_system_prompt_is_the_first_message_of_every_request(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    stub.script(tool_calls(call("get_weather", {"city": "Paris"})), text("Sunny."))
+    agent = create_agent(chat(stub), [get_weather], system_prompt="Answer in one word.")
+
+    run_agent(agent, how_call, QUESTION)
+
+    for request in stub.requests:
+        assert request["messages"][0] == {"role": "system", "content": "Answer in one word."}
+        assert request["messages"][1]["role"] == "user"
+        assert sum(m["role"] == "system" for m in request["messages"]) == 1
+
+
+def test_model_settings_from_wrap_model_call_reach_the_provider(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    @wrap_model_call
+    def settings(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        calls_so_far = sum(isinstance(m, AIMessage) for m in request.messages)
+        return handler(request.override(model_settings={"temperature": 0.1 * (calls_so_far + 1)}))
+
+    stub.script(tool_calls(call("get_weather", {"city": "Paris"})), text("Sunny."))
+    agent = create_agent(chat(stub, temperature=0.9), [get_weather], middleware=[settings])
+
+    run_agent(agent, how_call, QUESTION)
+
+    assert [r["temperature"] for r in stub.requests] == pytest.approx([0.1, 0.2])
+
+
+# Structured output
+
+
+def test_tool_strategy_offers_the_schema_as_a_required_tool(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    stub.script(tool_calls(call("Weather", {"city": "Paris", "degrees": 21}, id="call_w")))
+    agent = create_agent(chat(stub), [get_weather], response_format=ToolStrategy(Weather))
+
+    result = run_agent(agent, how_call, QUESTION)
+
+    assert result["structured_response"] == Weather(city="Paris", degrees=21)
+    [request] = stub.requests
+    assert request["tool_choice"] == "required"  # ChatOpenAI's spelling of graphagent's "any"
+    assert "response_format" not in request
+    names = [t["function"]["name"] for t in request["tools"]]
+    assert names == ["get_weather", "Weather"]
+    schema = request["tools"][1]["function"]
+    assert schema["description"] == "A weather report."
+    assert sorted(schema["parameters"]["properties"]) == ["city", "degrees"]
+    [answer] = tool_messages(result)
+    assert answer.tool_call_id == "call_w"
+
+
+def test_tool_strategy_sends_invalid_output_back_for_another_turn(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    stub.script(
+        tool_calls(call("Weather", {"city": "Paris", "degrees": "warm"}, id="call_1")),
+        tool_calls(call("Weather", {"city": "Paris", "degrees": 22}, id="call_2")),
+    )
+    agent = create_agent(chat(stub), response_format=ToolStrategy(Weather))
+
+    result = run_agent(agent, how_call, QUESTION)
+
+    assert result["structured_response"] == Weather(city="Paris", degrees=22)
+    retry = stub.requests[1]["messages"]
+    assert [m["role"] for m in retry] == ["user", "assistant", "tool"]
+    assert retry[2]["tool_call_id"] == "call_1"
+    assert "degrees" in retry[2]["content"]
+
+
+def test_provider_strategy_sends_a_json_schema_and_parses_the_reply(
+    run: Run, stub: OpenAIStub
+) -> None:
+    stub.script(json_reply({"city": "Paris", "degrees": 23}))
+    agent = create_agent(chat(stub), response_format=ProviderStrategy(Weather))
+
+    result = run(agent, QUESTION)
+
+    assert result["structured_response"] == Weather(city="Paris", degrees=23)
+    [request] = stub.requests
+    assert "tools" not in request
+    assert "tool_choice" not in request
+    response_format = request["response_format"]
+    assert response_format["type"] == "json_schema"
+    spec = response_format["json_schema"]
+    assert spec["name"] == "Weather"
+    assert spec["schema"]["required"] == ["city", "degrees"]
+
+
+def test_provider_strategy_parses_a_streamed_reply(how_stream: str, stub: OpenAIStub) -> None:
+    stub.script(json_reply({"city": "Paris", "degrees": 24}))
+    agent = create_agent(chat(stub), response_format=ProviderStrategy(Weather, strict=True))
+
+    chunks, state = stream_messages(agent, how_stream, QUESTION)
+
+    assert state["structured_response"] == Weather(city="Paris", degrees=24)
+    assert len([c for c, _ in chunks if c.content]) > 1
+    [request] = stub.requests
+    assert request["stream"] is True
+    assert request["response_format"]["json_schema"]["strict"] is True
+
+
+def test_provider_strategy_works_alongside_tools(stub: OpenAIStub) -> None:
+    stub.script(json_reply({"city": "Paris", "degrees": 25}))
+    agent = create_agent(chat(stub), [get_weather], response_format=ProviderStrategy(Weather))
+
+    result = agent.invoke(QUESTION)
+
+    assert result["structured_response"] == Weather(city="Paris", degrees=25)
+    [request] = stub.requests
+    assert request["response_format"]["json_schema"]["name"] == "Weather"
+    assert [t["function"]["name"] for t in request["tools"]] == ["get_weather"]
+
+
+@pytest.mark.parametrize(
+    ("model", "native"), [("gpt-4o", True), ("gpt-test", False)], ids=["profiled", "unknown"]
+)
+def test_a_plain_schema_follows_the_model_profile(
+    model: str, native: bool, how_call: str, stub: OpenAIStub
+) -> None:
+    payload = {"city": "Paris", "degrees": 26}
+    stub.script(json_reply(payload) if native else tool_calls(call("Weather", payload)))
+    agent = create_agent(chat(stub, model=model), response_format=Weather)
+
+    result = run_agent(agent, how_call, QUESTION)
+
+    assert result["structured_response"] == Weather.model_validate(payload)
+    [request] = stub.requests
+    assert ("response_format" in request) is native
+    assert ("tools" in request) is not native
+
+
+# Provider errors
+
+
+@pytest.mark.parametrize("how", ["invoke", "ainvoke", "stream", "astream"])
+def test_a_provider_rejecting_native_output_names_tool_strategy(how: str, stub: OpenAIStub) -> None:
+    stub.script(error(400, "This response_format type is unavailable", "response_format"))
+    agent = create_agent(chat(stub), response_format=ProviderStrategy(Weather))
+
+    with pytest.raises(StructuredOutputError, match=r"ToolStrategy") as caught:
+        invoke_or_stream(agent, how, QUESTION)
+
+    assert isinstance(caught.value.__cause__, openai.BadRequestError)
+    assert caught.value.__cause__.status_code == 400
+    [request] = stub.requests
+    assert request["response_format"]["json_schema"]["name"] == "Weather"
+    assert request["stream"] is how.endswith("stream")
+
+
+def test_openais_unsupported_model_message_also_names_tool_strategy(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    message = (
+        "Invalid parameter: 'response_format' of type 'json_schema' is not supported with "
+        "this model."
+    )
+    stub.script(error(400, message, "response_format"))
+    agent = create_agent(chat(stub), response_format=ProviderStrategy(Weather))
+
+    # langchain-openai warns about this exact message before raising its own BadRequestError.
+    with (
+        pytest.warns(UserWarning, match="structured output"),
+        pytest.raises(StructuredOutputError, match=r"ToolStrategy"),
+    ):
+        run_agent(agent, how_call, QUESTION)
+
+
+def test_a_bad_request_without_native_output_propagates_unchanged(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    stub.script(error(400, "messages: too many", "messages"))
+    agent = create_agent(chat(stub), response_format=ToolStrategy(Weather))
+
+    with pytest.raises(openai.BadRequestError, match="too many"):
+        run_agent(agent, how_call, QUESTION)
+
+
+# The stub itself
+
+
+def test_the_stub_reports_a_request_beyond_its_script(server: OpenAIStub) -> None:
+    server.reset()
+    agent = create_agent(chat(server))
+
+    with pytest.raises(openai.InternalServerError, match="no scripted reply left"):
+        agent.invoke({"messages": ["hi"]})
+
+    assert server.problems == ["request 1 came after the script ran out"]
+    server.reset()
+
+
+def test_the_stub_stops_by_itself_after_its_lifetime() -> None:
+    stub = OpenAIStub(lifetime=0.05).start()
+    try:
+        stub._thread.join(timeout=5)
+        assert not stub._thread.is_alive()
+    finally:
+        stub.stop()

@@ -116,7 +116,8 @@ def compile_plan(
     hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
     schemas = merge_state_schemas(_schema_sources(stack, state_schema))
-    facts = AgentFacts(tools=all_tools, checkpointer=checkpointer)
+    provider_tools = tuple(t for t in tools if isinstance(t, dict))
+    facts = AgentFacts(all_tools, checkpointer, provider_tools)
     for item in stack:
         item.validate_agent(facts)
     after_model = tuple(reversed(hooks["after_model"]))
@@ -142,7 +143,7 @@ def compile_plan(
         wrap_tool_call=tuple(hooks["wrap_tool_call"]),
         wrap_agent=tuple(hooks["wrap_agent"]),
         tools=all_tools,
-        provider_tools=tuple(t for t in tools if isinstance(t, dict)),
+        provider_tools=provider_tools,
         schemas=schemas,
         entry=entry,
         routes=MappingProxyType(routes),

@@ -185,3 +185,17 @@ def test_validate_agent_sees_the_tools_and_checkpointer_before_anything_is_built
         create_agent(MODEL, middleware=[NeedsSearch()])
     create_agent(MODEL, [search], middleware=[NeedsSearch()], checkpointer=InMemorySaver())
     assert seen == [(frozenset(), False), (frozenset({"search"}), True)]
+
+
+def test_validate_agent_sees_named_provider_tools() -> None:
+    from graphagent.middleware import AgentFacts
+
+    seen: list[frozenset[str]] = []
+
+    class Look(AgentMiddleware):
+        def validate_agent(self, agent: AgentFacts) -> None:
+            seen.append(agent.tool_names)
+
+    web = {"type": "web_search_20250305", "name": "web_search"}
+    create_agent(MODEL, [search, web, {"type": "code_interpreter"}], middleware=[Look()])
+    assert seen == [frozenset({"search", "web_search"})]

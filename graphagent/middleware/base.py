@@ -32,10 +32,14 @@ class AgentFacts:
     """Every tool the agent executes (its own and all middleware's)."""
     checkpointer: bool
     """Whether ``create_agent`` got a checkpointer (a parent graph may still provide one)."""
+    provider_tools: tuple[dict[str, Any], ...] = ()
+    """Provider-side tools (dicts) offered to the model but executed by the provider."""
 
     @property
     def tool_names(self) -> frozenset[str]:
-        return frozenset(tool.name for tool in self.tools)
+        """The names of every tool the model is offered, named provider tools included."""
+        named = (t.get("name") for t in self.provider_tools)
+        return frozenset(tool.name for tool in self.tools) | {n for n in named if n}
 
 
 ToolResult = ToolMessage | Command[Any]

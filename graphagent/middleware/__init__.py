@@ -29,6 +29,14 @@ from graphagent.middleware.model_call_limit import (
 )
 from graphagent.middleware.model_fallback import ModelFallbackMiddleware
 from graphagent.middleware.model_retry import ModelRetryMiddleware
+from graphagent.middleware.todo import (
+    WRITE_TODOS_SYSTEM_PROMPT,
+    WRITE_TODOS_TOOL_DESCRIPTION,
+    PlanningState,
+    Todo,
+    TodoListMiddleware,
+    write_todos,
+)
 from graphagent.middleware.tool_call_limit import (
     ExitBehavior,
     ToolCallLimitExceededError,
@@ -37,6 +45,7 @@ from graphagent.middleware.tool_call_limit import (
 )
 from graphagent.middleware.tool_error import ToolErrorMiddleware
 from graphagent.middleware.tool_retry import ToolRetryMiddleware
+from graphagent.middleware.tool_selection import LLMToolSelectorMiddleware
 from graphagent.requests import (
     ExtendedModelResponse,
     ModelCallResult,
@@ -54,6 +63,8 @@ from graphagent.state import (
 )
 
 __all__ = [
+    "WRITE_TODOS_SYSTEM_PROMPT",
+    "WRITE_TODOS_TOOL_DESCRIPTION",
     "AgentFacts",
     "AgentMiddleware",
     "AgentState",
@@ -66,6 +77,7 @@ __all__ = [
     "ExitBehavior",
     "ExtendedModelResponse",
     "InputAgentState",
+    "LLMToolSelectorMiddleware",
     "ModelCallLimitExceededError",
     "ModelCallLimitMiddleware",
     "ModelCallLimitState",
@@ -77,9 +89,12 @@ __all__ = [
     "OmitFromInput",
     "OmitFromOutput",
     "OutputAgentState",
+    "PlanningState",
     "PrivateStateAttr",
     "ResponseT",
     "Spend",
+    "Todo",
+    "TodoListMiddleware",
     "ToolCallLimitExceededError",
     "ToolCallLimitMiddleware",
     "ToolCallLimitState",
@@ -95,4 +110,5 @@ __all__ = [
     "wrap_agent",
     "wrap_model_call",
     "wrap_tool_call",
+    "write_todos",
 ]

@@ -1,0 +1,448 @@
+"""``LLMToolSelectorMiddleware``: before each model call, let a model pick the relevant tools.
+
+Selection asks for tool *names* only: the structured-output schema is a list drawn from an enum
+of the names, and the descriptions are in the prompt text (a schema that attaches each tool's
+description to its option leads some models to answer with the description). When the model
+cannot give structured output (the provider rejects the request, the parser fails) or answers
+with something that names no tool, the middleware asks again in plain text and matches the
+answer against the names. A pick that still names no tool never fails the run: every tool is
+kept and a warning is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.errors import GraphBubbleUp
+from langgraph.typing import ContextT
+
+from graphagent.errors import MiddlewareError
+from graphagent.middleware.base import AgentFacts, AgentMiddleware
+from graphagent.models import MissingIntegrationError, ModelSpec
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import AgentState, ResponseT
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "LLMToolSelectorMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SYSTEM_PROMPT = (
+    "Choose the tools that are needed to handle the user's latest request. Leave out tools "
+    "that are not relevant to it."
+)
+
+_WRAPPING = "`'\"*.,;:!?()[]{}<> \t\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A tool offered for selection."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a selection call returned, or the exception it raised."""
+
+    value: Any = None
+    error: Exception | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Picks:
+    """The names a reply resolved to (``None``: it named no tool), and why, for the log."""
+
+    names: tuple[str, ...] | None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """One selection: the candidates and the two ways of asking the model about them."""
+
+    candidates: tuple[Candidate, ...]
+    query: str
+    prompt: str
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.candidates]
+
+    def structured_messages(self) -> list[BaseMessage]:
+        instruction = "Answer with the names of the relevant tools, most relevant first."
+        return self._messages(instruction)
+
+    def text_messages(self) -> list[BaseMessage]:
+        instruction = (
+            "Reply with the names of the relevant tools only, exactly as they are written in the "
+            "list, separated by commas, most relevant first. Do not explain."
+        )
+        return self._messages(instruction)
+
+    def schema(self) -> dict[str, Any]:
+        """A names-only schema: the options carry no descriptions a model could echo."""
+        return {
+            "title": "select_tools",
+            "description": "Select the tools relevant to the user's request.",
+            "type": "object",
+            "properties": {
+                "tools": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": self.names},
+                    "description": "Tool names from the list, most relevant first.",
+                }
+            },
+            "required": ["tools"],
+            "additionalProperties": False,
+        }
+
+    def _messages(self, instruction: str) -> list[BaseMessage]:
+        return [SystemMessage(f"{self.prompt}\n\n{instruction}"), HumanMessage(self.query)]
+
+
+class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+    """Narrow the tools of each model call to those a selection model finds relevant.
+
+    ``model`` makes the selection (a chat model or a model id; by default the request's own
+    model), instructed by ``system_prompt``. At most ``max_tools`` picks are kept, in the
+    order the model gave them. Tools named in ``always_include`` are always kept and are not
+    offered for selection; provider tools without a name are always kept too. Selection is
+    skipped when at most one tool is left to choose from, or without a user message.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str | BaseChatModel | None = None,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        max_tools: int | None = None,
+        always_include: Collection[str] | None = (),
+    ) -> None:
+        """Configure the selection; every parameter is optional."""
+        super().__init__()
+        self._model = _checked_model(model)
+        self._loaded: BaseChatModel | None = None
+        if not isinstance(system_prompt, str):
+            raise _option_error("system_prompt", system_prompt, "pass a string")
+        self.system_prompt = system_prompt
+        self.max_tools = _checked_max_tools(max_tools)
+        self.always_include: tuple[str, ...] = _checked_names(always_include)
+
+    @property
+    def model(self) -> BaseChatModel | None:
+        """The selection model (built on first use from a model id); ``None``: the request's."""
+        return self._selection_model()
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Reject ``always_include`` names of tools the agent does not have."""
+        unknown = [name for name in self.always_include if name not in agent.tool_names]
+        if unknown:
+            raise MiddlewareError(
+                f"{self.name}: always_include names {unknown}, which the agent does not have; "
+                f"its tools are {sorted(agent.tool_names)}. Fix the name(s) or add the tool(s)."
+            )
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Select the tools with one or two (nostream) calls, then call the model with them."""
+        selection = self._selection(request)
+        if selection is None:
+            return handler(request)
+        model = self._selection_model() or request.model
+        picks = _structured_picks(_attempt(lambda: _ask_structured(model, selection)), selection)
+        if picks.names is None:
+            picks = _text_picks(_attempt(lambda: _ask_text(model, selection)), selection, picks)
+        return handler(self._narrowed(request, selection, picks))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`; a model id is built off the event loop."""
+        selection = self._selection(request)
+        if selection is None:
+            return await handler(request)
+        model = self._selection_model(build=False)
+        if model is None and self._model is not None:
+            model = await asyncio.to_thread(self._selection_model)
+        model = model or request.model
+        reply = await _aattempt(lambda: _ask_structured(model, selection, run="ainvoke"))
+        picks = _structured_picks(reply, selection)
+        if picks.names is None:
+            reply = await _aattempt(lambda: _ask_text(model, selection, run="ainvoke"))
+            picks = _text_picks(reply, selection, picks)
+        return await handler(self._narrowed(request, selection, picks))
+
+    def _selection_model(self, *, build: bool = True) -> BaseChatModel | None:
+        if self._model is None or isinstance(self._model, BaseChatModel):
+            return self._model
+        if self._loaded is None and build:
+            self._loaded = self._model.load()
+        return self._loaded
+
+    def _selection(self, request: ModelRequest[Any]) -> Selection | None:
+        kept = set(self.always_include)
+        candidates: dict[str, Candidate] = {}
+        for tool in request.tools:
+            name = tool_name(tool)
+            if name is not None and name not in kept:
+                candidates.setdefault(name, Candidate(name, _description(tool)))
+        if len(candidates) <= 1:
+            return None
+        query = _last_user_text(request.messages)
+        if query is None:
+            logger.debug("%s: no user message to select tools for; keeping all", self.name)
+            return None
+        return Selection(tuple(candidates.values()), query, self._prompt(candidates.values()))
+
+    def _prompt(self, candidates: Collection[Candidate]) -> str:
+        listing = "\n".join(
+            f"- {c.name}: {c.description}" if c.description else f"- {c.name}" for c in candidates
+        )
+        limit = (
+            f"\n\nChoose at most {self.max_tools} tool(s)." if self.max_tools is not None else ""
+        )
+        return f"{self.system_prompt}\n\nThe tools:\n{listing}{limit}"
+
+    def _narrowed(
+        self, request: ModelRequest[ContextT], selection: Selection, picks: Picks
+    ) -> ModelRequest[ContextT]:
+        if picks.names is None:
+            logger.warning(
+                "%s: could not tell which tools to keep (%s); keeping all %d tools.",
+                self.name,
+                picks.note,
+                len(request.tools),
+            )
+            return request
+        chosen = picks.names[: self.max_tools] if self.max_tools is not None else picks.names
+        offered, picked = set(selection.names), set(chosen)
+        tools = [t for t in request.tools if (n := tool_name(t)) not in offered or n in picked]
+        logger.debug("%s: selected %s from %s", self.name, list(chosen), selection.names)
+        return request.override(tools=tools)
+
+
+# -- calling the selection model ------------------------------------------------------------
+
+
+def _ask_structured(model: BaseChatModel, selection: Selection, run: str = "invoke") -> Any:
+    runnable = model.with_structured_output(selection.schema(), include_raw=True)
+    return getattr(runnable, run)(selection.structured_messages(), config=_call_config())
+
+
+def _ask_text(model: BaseChatModel, selection: Selection, run: str = "invoke") -> Any:
+    return getattr(model, run)(selection.text_messages(), config=_call_config())
+
+
+def _call_config() -> RunnableConfig:
+    # The selection is internal: nostream keeps it out of stream_mode="messages".
+    return {"tags": [TAG_NOSTREAM], "run_name": "tool_selection"}
+
+
+def _attempt(call: Callable[[], Any]) -> Reply:
+    try:
+        return Reply(value=call())
+    except GraphBubbleUp:
+        raise
+    except Exception as error:
+        return Reply(error=error)
+
+
+async def _aattempt(call: Callable[[], Awaitable[Any]]) -> Reply:
+    try:
+        return Reply(value=await call())
+    except GraphBubbleUp:
+        raise
+    except Exception as error:
+        return Reply(error=error)
+
+
+# -- reading the answers ---------------------------------------------------------------------
+
+
+def _structured_picks(reply: Reply, selection: Selection) -> Picks:
+    """Picks from the structured answer; ``names=None`` asks for the plain-text fallback."""
+    if reply.error is not None:
+        return Picks(None, f"structured output failed: {_show_error(reply.error)}")
+    value = reply.value
+    raw = value.get("raw") if isinstance(value, dict) else None
+    parsed = value.get("parsed") if isinstance(value, dict) and "raw" in value else value
+    items = _items(parsed)
+    if items is None:
+        items = [text] if (text := _message_text(raw)) else []
+        if not items:
+            return Picks(None, "structured output gave no answer")
+    elif not items:
+        return Picks(())  # an explicit empty choice: no tool is needed
+    names = _resolve_all(items, selection.candidates)
+    if names:
+        return Picks(names)
+    return Picks(None, f"structured answer {items!r} names no tool")
+
+
+def _text_picks(reply: Reply, selection: Selection, earlier: Picks) -> Picks:
+    if reply.error is not None:
+        note = f"plain-text selection failed: {_show_error(reply.error)}"
+        return Picks(None, f"{earlier.note}; {note}")
+    text = _message_text(reply.value)
+    names = _resolve(text, selection.candidates)
+    if names:
+        return Picks(tuple(names))
+    return Picks(None, f"{earlier.note}; plain-text answer {text!r} names no tool")
+
+
+def _items(parsed: Any) -> list[str] | None:
+    tools = parsed.get("tools") if isinstance(parsed, dict) else parsed
+    if isinstance(tools, str):
+        return [tools]
+    if isinstance(tools, list | tuple):
+        return [str(item) for item in tools]
+    return None
+
+
+def _resolve_all(items: Sequence[str], candidates: Sequence[Candidate]) -> tuple[str, ...]:
+    found = [name for item in items for name in _resolve(item, candidates)]
+    return tuple(dict.fromkeys(found))
+
+
+def _resolve(text: str, candidates: Sequence[Candidate]) -> list[str]:
+    """The tools ``text`` names: exactly, ignoring case and separators, by the tool's exact
+    description, by mentioning names, or as a single word found in exactly one name."""
+    cleaned = text.strip(_WRAPPING)
+    if not cleaned:
+        return []
+    for candidate in candidates:
+        if candidate.name == cleaned:
+            return [candidate.name]
+    key = _key(cleaned)
+    by_name = [c.name for c in candidates if _key(c.name) == key]
+    by_description = [c.name for c in candidates if _key(c.description) == key]
+    if by_name or by_description:
+        return (by_name or by_description)[:1]
+    mentioned = _mentioned(text, candidates)
+    if mentioned:
+        return mentioned
+    owners = [c.name for c in candidates if re.fullmatch(r"[a-z0-9]+", key) and key in _words(c)]
+    return owners if len(owners) == 1 else []
+
+
+def _mentioned(text: str, candidates: Sequence[Candidate]) -> list[str]:
+    found: list[tuple[int, str]] = []
+    for candidate in candidates:
+        pattern = rf"(?<![0-9A-Za-z_]){re.escape(candidate.name)}(?![0-9A-Za-z_])"
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match:
+            found.append((match.start(), candidate.name))
+    return [name for _, name in sorted(found)]
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_")
+
+
+def _words(candidate: Candidate) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", candidate.name)}
+
+
+def _message_text(message: Any) -> str:
+    if isinstance(message, BaseMessage):
+        return message.text
+    return message if isinstance(message, str) else ""
+
+
+def _show_error(error: Exception) -> str:
+    text = str(error)
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+# -- the request's tools ---------------------------------------------------------------------
+
+
+def tool_name(tool: BaseTool | dict[str, Any]) -> str | None:
+    """A tool's name; ``None`` for a provider tool dict without one."""
+    if isinstance(tool, BaseTool):
+        return tool.name
+    name = tool.get("name")
+    function = tool.get("function")
+    if name is None and isinstance(function, dict):
+        name = function.get("name")
+    return name if isinstance(name, str) and name else None
+
+
+def _description(tool: BaseTool | dict[str, Any]) -> str:
+    if isinstance(tool, BaseTool):
+        return tool.description or ""
+    function = tool.get("function")
+    text = tool.get("description")
+    if text is None and isinstance(function, dict):
+        text = function.get("description")
+    return " ".join(text.split()) if isinstance(text, str) else ""
+
+
+def _last_user_text(messages: Sequence[BaseMessage]) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message.text
+    return None
+
+
+# -- constructor checks ----------------------------------------------------------------------
+
+
+def _option_error(parameter: str, value: object, fix: str) -> MiddlewareError:
+    return MiddlewareError(f"LLMToolSelectorMiddleware: {parameter}={value!r} is not valid; {fix}.")
+
+
+def _checked_model(model: object) -> BaseChatModel | ModelSpec | None:
+    if model is None or isinstance(model, BaseChatModel):
+        return model
+    if not isinstance(model, str):
+        raise _option_error("model", model, "pass a chat model, a model id, or leave it out")
+    try:
+        spec = ModelSpec.parse(model)
+    except ValueError as error:
+        raise MiddlewareError(f"LLMToolSelectorMiddleware: model={model!r}: {error}") from None
+    if not spec.is_installed():
+        missing = spec.missing_error()
+        raise MissingIntegrationError(
+            f"LLMToolSelectorMiddleware: model={model!r}: {missing}",
+            provider=missing.provider,
+            package=missing.package,
+        )
+    return spec
+
+
+def _checked_max_tools(max_tools: object) -> int | None:
+    if max_tools is None:
+        return None
+    if isinstance(max_tools, bool) or not isinstance(max_tools, int) or max_tools < 1:
+        raise _option_error("max_tools", max_tools, "pass a positive int, or None for no limit")
+    return max_tools
+
+
+def _checked_names(names: object) -> tuple[str, ...]:
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        raise _option_error("always_include", names, f"pass a list of names, e.g. [{names!r}]")
+    if not isinstance(names, Collection) or not all(isinstance(n, str) for n in names):
+        raise _option_error("always_include", names, "pass a list of tool names")
+    return tuple(dict.fromkeys(names))

@@ -1,5 +1,6 @@
 """graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
 
+from graphagent.composition import as_tool
 from graphagent.errors import (
     AsyncOnlyHookError,
     DuplicateMiddlewareError,
@@ -23,6 +24,7 @@ __all__ = [
     "MissingIntegrationError",
     "StateSchemaConflictError",
     "UnregisteredToolError",
+    "as_tool",
     "create_agent",
     "init_chat_model",
 ]

@@ -1,0 +1,105 @@
+"""Composing agents: one agent offered to another as a tool.
+
+``as_tool(agent, name=..., description=...)`` wraps a compiled agent in a ``BaseTool``. Each call
+starts a fresh conversation of the inner agent with the request as its only user message and
+returns the text of the inner agent's final message. The call runs under the calling tool's
+config, so callbacks (streaming, tracing) nest under the tool call and, inside a graph, the inner
+agent runs as a subgraph: interrupts raised in it surface on the outer graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import patch_config
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["as_tool"]
+
+
+class AgentRequest(BaseModel):
+    """The one argument an agent tool takes."""
+
+    request: str = Field(description="The task or question for the agent, in plain language.")
+
+
+class _AgentTool(BaseTool):
+    """Runs ``agent`` on the request; answers with the text of the agent's final message."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    agent: Runnable[Any, Any]
+    args_schema: type[BaseModel] = AgentRequest
+
+    def _run(
+        self,
+        request: str,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> str:
+        result = self.agent.invoke(_inputs(request), _nested(config, run_manager))
+        return _final_text(self.name, result)
+
+    async def _arun(
+        self,
+        request: str,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> str:
+        result = await self.agent.ainvoke(_inputs(request), _nested(config, run_manager))
+        return _final_text(self.name, result)
+
+
+def as_tool(
+    agent: Runnable[Any, Any],
+    *,
+    name: str,
+    description: str,
+    return_direct: bool = False,
+) -> BaseTool:
+    """Offer ``agent`` (e.g. from ``create_agent``) to another agent as the tool ``name``.
+
+    The tool takes one string argument, ``request``, and returns the text of the inner agent's
+    final message. ``description`` is what the calling model reads to decide when to delegate.
+    With ``return_direct=True`` the outer agent ends right after the tool answers.
+    """
+    if not isinstance(agent, Runnable):
+        raise TypeError(
+            f"as_tool() needs a runnable agent (from create_agent), got {type(agent).__name__}."
+        )
+    for option, value in (("name", name), ("description", description)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(
+                f"as_tool() got {option}={value!r}; pass a non-empty string: the calling model "
+                "reads the tool's name and description to decide when to use it."
+            )
+    return _AgentTool(agent=agent, name=name, description=description, return_direct=return_direct)
+
+
+def _inputs(request: str) -> dict[str, Any]:
+    return {"messages": [HumanMessage(request)]}
+
+
+def _nested(
+    config: RunnableConfig,
+    run_manager: CallbackManagerForToolRun | AsyncCallbackManagerForToolRun | None,
+) -> RunnableConfig:
+    """The tool's config with callbacks that make the inner run a child of this tool run."""
+    if run_manager is None:
+        return config
+    return patch_config(config, callbacks=run_manager.get_child())
+
+
+def _final_text(tool_name: str, result: Any) -> str:
+    messages = result.get("messages") if isinstance(result, Mapping) else None
+    if not messages or not isinstance(messages[-1], BaseMessage):
+        raise TypeError(
+            f"The agent behind tool '{tool_name}' returned {type(result).__name__} without "
+            "messages; as_tool() needs an agent whose output has a 'messages' list."
+        )
+    return messages[-1].text

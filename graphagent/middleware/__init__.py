@@ -12,6 +12,7 @@ from graphagent.middleware.budget import (
     BudgetState,
     Spend,
 )
+from graphagent.middleware.context_editing import ClearToolUsesEdit, ContextEditingMiddleware
 from graphagent.middleware.decorators import (
     after_agent,
     after_model,
@@ -29,6 +30,7 @@ from graphagent.middleware.model_call_limit import (
 )
 from graphagent.middleware.model_fallback import ModelFallbackMiddleware
 from graphagent.middleware.model_retry import ModelRetryMiddleware
+from graphagent.middleware.summarization import ContextSize, SummarizationMiddleware, TriggerClause
 from graphagent.middleware.todo import (
     WRITE_TODOS_SYSTEM_PROMPT,
     WRITE_TODOS_TOOL_DESCRIPTION,
@@ -73,6 +75,9 @@ __all__ = [
     "BudgetLine",
     "BudgetMiddleware",
     "BudgetState",
+    "ClearToolUsesEdit",
+    "ContextEditingMiddleware",
+    "ContextSize",
     "ContextT",
     "ExitBehavior",
     "ExtendedModelResponse",
@@ -93,6 +98,7 @@ __all__ = [
     "PrivateStateAttr",
     "ResponseT",
     "Spend",
+    "SummarizationMiddleware",
     "Todo",
     "TodoListMiddleware",
     "ToolCallLimitExceededError",
@@ -101,6 +107,7 @@ __all__ = [
     "ToolCallRequest",
     "ToolErrorMiddleware",
     "ToolRetryMiddleware",
+    "TriggerClause",
     "after_agent",
     "after_model",
     "before_agent",

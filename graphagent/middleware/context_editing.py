@@ -1,0 +1,260 @@
+"""``ContextEditingMiddleware``: hide old tool results from the model once the context is large.
+
+Each model call's messages pass through a list of edits before the model sees them. The built-in
+edit, :class:`ClearToolUsesEdit`, replaces the content of older ToolMessages with a short
+placeholder once the input passes a token threshold, keeping the most recent results intact.
+
+Only the request changes: the agent state keeps every tool result, so the edits are worked out
+afresh for each call, and a later middleware or the final output still sees the full history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, NoReturn, Protocol, TypeAlias
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.typing import ContextT
+
+from graphagent.errors import MiddlewareError
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import AgentState, ResponseT
+
+__all__ = [
+    "DEFAULT_TOOL_PLACEHOLDER",
+    "ClearToolUsesEdit",
+    "ContextEdit",
+    "ContextEditingMiddleware",
+    "TokenCounter",
+]
+
+DEFAULT_TOOL_PLACEHOLDER = "[cleared]"
+"""What a cleared tool result says instead of its content."""
+
+TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
+"""Counts the tokens of a list of messages."""
+
+TokenCountMethod: TypeAlias = Literal["approximate", "model"]
+_METHODS = ("approximate", "model")
+_MARKER = "context_editing"  # response_metadata key recording what an edit did
+
+
+class ContextEdit(Protocol):
+    """An edit of the messages a model call is about to receive."""
+
+    def apply(self, messages: list[AnyMessage], *, count_tokens: TokenCounter) -> None:
+        """Change ``messages`` in place; ``count_tokens`` counts a list of them."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClearToolUsesEdit:
+    """Replace older tool results with ``placeholder`` once the input exceeds ``trigger`` tokens.
+
+    The ``keep`` most recent tool results stay, as do results of tools named in
+    ``exclude_tools``. Older results are cleared oldest first: all of them, or with
+    ``clear_at_least`` above 0, only as many as it takes to free that many tokens.
+    ``clear_tool_inputs`` also empties the arguments of the cleared calls in the AI messages.
+    """
+
+    trigger: int = 100_000
+    """Tokens the input must exceed before anything is cleared."""
+    clear_at_least: int = 0
+    """Stop clearing once this many tokens are freed; 0 clears every older result."""
+    keep: int = 3
+    """How many of the most recent tool results are never cleared."""
+    clear_tool_inputs: bool = False
+    """Also replace the arguments of each cleared call with ``{}``."""
+    exclude_tools: Sequence[str] = ()
+    """Names of tools whose results are never cleared."""
+    placeholder: str = DEFAULT_TOOL_PLACEHOLDER
+    """The content a cleared tool result gets."""
+
+    def __post_init__(self) -> None:
+        for name in ("trigger", "clear_at_least", "keep"):
+            _check_count(name, getattr(self, name))
+        _check_type("clear_tool_inputs", self.clear_tool_inputs, bool)
+        _check_type("placeholder", self.placeholder, str)
+        object.__setattr__(self, "exclude_tools", _tool_names(self.exclude_tools))
+
+    def apply(self, messages: list[AnyMessage], *, count_tokens: TokenCounter) -> None:
+        """Clear older tool results in ``messages`` when they exceed the trigger."""
+        if count_tokens(messages) <= self.trigger:
+            return
+        answers = [i for i, message in enumerate(messages) if isinstance(message, ToolMessage)]
+        freed = 0
+        for index in answers[: max(0, len(answers) - self.keep)]:
+            change = self._clear(messages, index)
+            if change is not None and self.clear_at_least:
+                replaced, replacements = change
+                freed += count_tokens(replaced) - count_tokens(replacements)
+                if freed >= self.clear_at_least:
+                    return
+
+    def _clear(
+        self, messages: list[AnyMessage], index: int
+    ) -> tuple[list[AnyMessage], list[AnyMessage]] | None:
+        """Clear the tool result at ``index``: the messages replaced and their replacements, or
+        ``None`` when the result stays (already cleared, excluded, or answering no call)."""
+        answer = messages[index]
+        assert isinstance(answer, ToolMessage)
+        if answer.response_metadata.get(_MARKER, {}).get("cleared"):
+            return None
+        caller = _caller(messages, index, answer.tool_call_id)
+        if caller is None:
+            return None
+        ai = messages[caller]
+        assert isinstance(ai, AIMessage)
+        call = next(c for c in ai.tool_calls if c["id"] == answer.tool_call_id)
+        if {answer.name, call["name"]} & set(self.exclude_tools):
+            return None
+        cleared = _cleared_answer(answer, self.placeholder)
+        messages[index] = cleared
+        if not self.clear_tool_inputs:
+            return [answer], [cleared]
+        stripped = _without_arguments(ai, answer.tool_call_id)
+        messages[caller] = stripped
+        return [answer, ai], [cleared, stripped]
+
+
+class ContextEditingMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+    """Apply ``edits`` to the messages of every model call (by default one
+    :class:`ClearToolUsesEdit`). The agent state is never changed.
+
+    Tokens are counted over what the model receives: the system message, the messages and (for
+    the built-in methods) the tools. ``token_count_method="approximate"`` (the default) estimates
+    them from the text; ``"model"`` asks the model (``get_num_tokens_from_messages``), which may
+    be slower. A ``token_counter`` function, when given, is used instead of either.
+    """
+
+    def __init__(
+        self,
+        *,
+        edits: Iterable[ContextEdit] | None = None,
+        token_count_method: TokenCountMethod = "approximate",
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        super().__init__()
+        owner = type(self).__name__
+        self.edits: list[ContextEdit] = list(edits or (ClearToolUsesEdit(),))
+        for position, edit in enumerate(self.edits):
+            if not callable(getattr(edit, "apply", None)):
+                raise MiddlewareError(
+                    f"{owner}: edits[{position}] is {type(edit).__name__}, which has no "
+                    "apply(messages, *, count_tokens) method; use ClearToolUsesEdit(...)."
+                )
+        if token_count_method not in _METHODS:
+            raise MiddlewareError(
+                f"{owner}: token_count_method must be 'approximate' or 'model', got "
+                f"{token_count_method!r}."
+            )
+        if token_counter is not None and not callable(token_counter):
+            raise MiddlewareError(
+                f"{owner}: token_counter must be a function of a list of messages returning "
+                f"an int, got {type(token_counter).__name__}."
+            )
+        self.token_count_method: TokenCountMethod = token_count_method
+        self.token_counter = token_counter
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Call the model with the edited messages."""
+        return handler(self._edited(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`; counting by the model or by a function of
+        yours (either may call a service) runs off the event loop."""
+        if self.token_counter is None and self.token_count_method == "approximate":
+            return await handler(self._edited(request))
+        return await handler(await asyncio.to_thread(self._edited, request))
+
+    def _edited(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        if not request.messages or not self.edits:
+            return request
+        # The built-in edit replaces messages instead of changing them; an edit of yours may
+        # change them in place, so it gets copies the state does not share.
+        builtin = all(isinstance(edit, ClearToolUsesEdit) for edit in self.edits)
+        messages = list(request.messages) if builtin else copy.deepcopy(request.messages)
+        count_tokens = self._counter(request)
+        for edit in self.edits:
+            edit.apply(messages, count_tokens=count_tokens)
+        return request.override(messages=messages)
+
+    def _counter(self, request: ModelRequest[ContextT]) -> TokenCounter:
+        system = [request.system_message] if request.system_message is not None else []
+        tools = request.tools
+        custom = self.token_counter
+        if custom is not None:
+            return lambda messages: custom([*system, *messages])
+        if self.token_count_method == "model":
+            model = request.model
+            return lambda messages: model.get_num_tokens_from_messages(
+                [*system, *messages], tools=tools or None
+            )
+        return lambda messages: count_tokens_approximately(
+            [*system, *messages], tools=tools or None
+        )
+
+
+def _check_count(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        _fail(name, f"must be a whole number, 0 or more, got {value!r}")
+
+
+def _check_type(name: str, value: object, expected: type) -> None:
+    if not isinstance(value, expected):
+        _fail(name, f"must be a {expected.__name__}, got {type(value).__name__} {value!r}")
+
+
+def _tool_names(value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        _fail("exclude_tools", f"must be a list of tool names, got {value!r}")
+    names = tuple(value)
+    if not all(isinstance(name, str) for name in names):
+        _fail("exclude_tools", f"must be a list of tool names, got {value!r}")
+    return names
+
+
+def _fail(parameter: str, problem: str) -> NoReturn:
+    raise MiddlewareError(f"ClearToolUsesEdit: {parameter} {problem}.")
+
+
+def _caller(messages: Sequence[AnyMessage], index: int, call_id: str) -> int | None:
+    """The index of the nearest AI message before ``index`` that made the call ``call_id``."""
+    return next(
+        (
+            i
+            for i in range(index - 1, -1, -1)
+            if isinstance(m := messages[i], AIMessage)
+            and any(call["id"] == call_id for call in m.tool_calls)
+        ),
+        None,
+    )
+
+
+def _cleared_answer(answer: ToolMessage, placeholder: str) -> ToolMessage:
+    marker = {"cleared": True, "strategy": "clear_tool_uses"}
+    metadata = {**answer.response_metadata, _MARKER: marker}
+    return answer.model_copy(
+        update={"content": placeholder, "artifact": None, "response_metadata": metadata}
+    )
+
+
+def _without_arguments(ai: AIMessage, call_id: str) -> AIMessage:
+    calls = [{**call, "args": {}} if call["id"] == call_id else call for call in ai.tool_calls]
+    entry = dict(ai.response_metadata.get(_MARKER, {}))
+    entry["cleared_tool_inputs"] = sorted({*entry.get("cleared_tool_inputs", ()), call_id})
+    metadata = {**ai.response_metadata, _MARKER: entry}
+    return ai.model_copy(update={"tool_calls": calls, "response_metadata": metadata})

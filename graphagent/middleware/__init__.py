@@ -23,6 +23,7 @@ from graphagent.middleware.decorators import (
     wrap_model_call,
     wrap_tool_call,
 )
+from graphagent.middleware.final_answer_filter import FinalAnswerFilterMiddleware
 from graphagent.middleware.model_call_limit import (
     ModelCallLimitExceededError,
     ModelCallLimitMiddleware,
@@ -30,6 +31,16 @@ from graphagent.middleware.model_call_limit import (
 )
 from graphagent.middleware.model_fallback import ModelFallbackMiddleware
 from graphagent.middleware.model_retry import ModelRetryMiddleware
+from graphagent.middleware.pii import (
+    PIIDetectionError,
+    PIIMatch,
+    PIIMiddleware,
+    detect_credit_card,
+    detect_email,
+    detect_ip,
+    detect_mac_address,
+    detect_url,
+)
 from graphagent.middleware.summarization import ContextSize, SummarizationMiddleware, TriggerClause
 from graphagent.middleware.todo import (
     WRITE_TODOS_SYSTEM_PROMPT,
@@ -81,6 +92,7 @@ __all__ = [
     "ContextT",
     "ExitBehavior",
     "ExtendedModelResponse",
+    "FinalAnswerFilterMiddleware",
     "InputAgentState",
     "LLMToolSelectorMiddleware",
     "ModelCallLimitExceededError",
@@ -94,6 +106,9 @@ __all__ = [
     "OmitFromInput",
     "OmitFromOutput",
     "OutputAgentState",
+    "PIIDetectionError",
+    "PIIMatch",
+    "PIIMiddleware",
     "PlanningState",
     "PrivateStateAttr",
     "ResponseT",
@@ -112,6 +127,11 @@ __all__ = [
     "after_model",
     "before_agent",
     "before_model",
+    "detect_credit_card",
+    "detect_email",
+    "detect_ip",
+    "detect_mac_address",
+    "detect_url",
     "dynamic_prompt",
     "hook_config",
     "wrap_agent",

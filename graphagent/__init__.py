@@ -10,6 +10,7 @@ from graphagent.errors import (
     StateSchemaConflictError,
     UnregisteredToolError,
 )
+from graphagent.explain import explain
 from graphagent.factory import create_agent
 from graphagent.models import MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState
@@ -26,5 +27,6 @@ __all__ = [
     "UnregisteredToolError",
     "as_tool",
     "create_agent",
+    "explain",
     "init_chat_model",
 ]

@@ -84,6 +84,12 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
             raise
         await leave(layers, shape.final_output)
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """Notebooks show the graph drawn here, offline; langgraph's own calls a web service."""
+        from graphagent.explain import draw_svg
+
+        return {"text/plain": repr(self), "image/svg+xml": draw_svg(self)}
+
     def _runtime(self, kwargs: dict[str, Any]) -> Runtime[Any]:
         return Runtime(context=kwargs.get("context"), store=self.store)
 

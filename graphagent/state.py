@@ -109,8 +109,8 @@ def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchem
                 fields[name] = field
             elif _bare(known.annotation) != _bare(field.annotation):
                 raise StateSchemaConflictError(
-                    f"State field '{name}' is declared as {_show(known.annotation)} by "
-                    f"'{known.owner}' and as {_show(field.annotation)} by '{owner}'; "
+                    f"State field '{name}' is declared as {show_type(known.annotation)} by "
+                    f"'{known.owner}' and as {show_type(field.annotation)} by '{owner}'; "
                     "declare it with one type in both schemas, or rename one of the fields."
                 )
     return MergedSchemas(
@@ -155,7 +155,8 @@ def _bare(annotation: Any) -> Any:
     return _split_required(annotation)[1]
 
 
-def _show(annotation: Any) -> str:
+def show_type(annotation: Any) -> str:
+    """A field's type for messages: ``int``, ``list[str]`` (markers and NotRequired left out)."""
     bare = _bare(annotation)
     if isinstance(bare, type):
         return bare.__name__

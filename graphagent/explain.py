@@ -1,0 +1,179 @@
+"""``explain(agent)``: what will run, in what order, how, and with which state — from the plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from langgraph.constants import END, START
+from langgraph.pregel import Pregel
+
+from graphagent._draw import Edge, svg
+from graphagent._plan import MODEL_NODE, TOOLS_NODE, Hook, Plan
+from graphagent.agent import CompiledAgent
+from graphagent.state import show_type
+
+POSITIONS = (
+    "wrap_agent",
+    "before_agent",
+    "before_model",
+    "wrap_model_call",
+    "after_model",
+    "wrap_tool_call",
+    "after_agent",
+)
+_NESTED = ("wrap_agent", "wrap_model_call", "wrap_tool_call")
+_THREAD_BRIDGED = ("wrap_model_call", "wrap_tool_call")
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    """How one hook runs under sync and async runs."""
+
+    node: str
+    sync_run: str
+    async_run: str
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """The plan of one agent, readable as text (``str``) and as a picture in Jupyter."""
+
+    name: str
+    order: dict[str, tuple[str, ...]]
+    jumps: tuple[tuple[str, str, str], ...]
+    runs: tuple[HookRun, ...]
+    fields: tuple[tuple[str, str, str, str], ...]
+    tools: tuple[str, ...]
+    nodes: tuple[str, ...]
+    edges: tuple[Edge, ...]
+
+    def __str__(self) -> str:
+        tools = f" with tools: {', '.join(self.tools)}" if self.tools else ""
+        lines = [f"Agent '{self.name}'{tools}"]
+        lines.append("Execution order (before_* in list order, after_* reversed, wraps nested):")
+        for position, names in self.order.items():
+            if names:
+                joiner = " ⊃ " if position in _NESTED else " → "
+                lines.append(f"  {position:<17}{joiner.join(names)}")
+        if self.jumps:
+            lines.append("Jumps:")
+            lines += [f"  {node}: {target} → {to}" for node, target, to in self.jumps]
+        if self.runs:
+            lines.append("How hooks run (invoke / ainvoke):")
+            width = max(len(r.node) for r in self.runs) + 2
+            lines += [f"  {r.node:<{width}}{r.sync_run} / {r.async_run}" for r in self.runs]
+        if self.fields:
+            lines.append("State fields added by middleware:")
+            lines += [f"  {o}: {f}: {t}{_vis(v)}" for o, f, t, v in self.fields]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<div>{svg(self.nodes, self.edges, _notes(self))}<pre>{escape(str(self))}</pre></div>"
+        )
+
+
+def explain(graph: Any, node: str | None = None) -> Explanation:
+    """The plan of ``graph`` — an agent from ``create_agent`` (also once it is inside a parent
+    graph), or a parent graph holding agents, with ``node`` naming one when there are several."""
+    agent = graph if isinstance(graph, CompiledAgent) else _find_agent(graph, node)
+    drawn = agent.get_graph()
+    return Explanation(
+        name=agent.name,
+        order={p: tuple(h.owner for h in _hooks(agent.plan, p)) for p in POSITIONS},
+        jumps=tuple(
+            (hook.node, target, agent.plan.routes[hook.node].jumps[target])
+            for hook in agent.plan.node_hooks
+            for target in hook.can_jump_to
+            if target in agent.plan.routes[hook.node].jumps
+        ),
+        runs=tuple(_run(h) for p in POSITIONS for h in _hooks(agent.plan, p)),
+        fields=tuple(
+            (f.owner, f.name, show_type(f.annotation), _visibility(f))
+            for f in agent.plan.schemas.fields.values()
+            if f.owner not in ("AgentState",)
+        ),
+        tools=tuple(t.name for t in agent.plan.tools),
+        nodes=_run_order(agent.plan, tuple(drawn.nodes)),
+        edges=tuple(Edge(e.source, e.target, bool(e.conditional)) for e in drawn.edges),
+    )
+
+
+def draw_svg(agent: CompiledAgent) -> str:
+    """The agent's graph as SVG, without any web service (what notebooks display)."""
+    return _repr_svg(explain(agent))
+
+
+def _repr_svg(explanation: Explanation) -> str:
+    return svg(explanation.nodes, explanation.edges, _notes(explanation))
+
+
+def _find_agent(graph: Any, node: str | None) -> CompiledAgent:
+    if not isinstance(graph, Pregel):
+        kind = type(graph).__name__
+        raise TypeError(f"explain() takes an agent or a compiled graph, got {kind}.")
+    found = graph.get_subgraphs(recurse=True)
+    agents = {name: sub for name, sub in found if isinstance(sub, CompiledAgent)}
+    if node is not None:
+        if node not in agents:
+            raise ValueError(f"No agent at node {node!r}; the agents are at {sorted(agents)}.")
+        return agents[node]
+    if len(agents) != 1:
+        held = ", ".join(sorted(agents)) or "none"
+        raise ValueError(
+            f"explain() needs one agent, and this graph holds {held}; pass node=... to pick one."
+        )
+    return next(iter(agents.values()))
+
+
+def _run_order(plan: Plan, nodes: tuple[str, ...]) -> tuple[str, ...]:
+    """The graph's nodes in the order a run meets them."""
+    in_order = [
+        START,
+        *(h.node for h in plan.before_agent + plan.before_model),
+        MODEL_NODE,
+        *(h.node for h in plan.after_model),
+        TOOLS_NODE,
+        *(h.node for h in plan.after_agent),
+        END,
+    ]
+    return tuple(n for n in in_order if n in nodes)
+
+
+def _hooks(plan: Plan, position: str) -> tuple[Hook, ...]:
+    return getattr(plan, position)  # type: ignore[no-any-return]
+
+
+def _run(hook: Hook) -> HookRun:
+    sync_run = "sync" if hook.sync else "fails (async only)"
+    if hook.asynchronous:
+        async_run = "async"
+    elif hook.kind in _THREAD_BRIDGED:
+        async_run = "bridged (sync, in a worker thread)"
+    else:
+        async_run = "bridged (sync, inline)"
+    return HookRun(hook.node, sync_run, async_run)
+
+
+def _visibility(field: Any) -> str:
+    if field.in_input and field.in_output:
+        return "public"
+    if not field.in_input and not field.in_output:
+        return "private"
+    return "output only" if field.in_output else "input only"
+
+
+def _vis(visibility: str) -> str:
+    return "" if visibility == "public" else f" ({visibility})"
+
+
+def _notes(explanation: Explanation) -> dict[str, str]:
+    notes: dict[str, str] = {}
+    for node, position in ((MODEL_NODE, "wrap_model_call"), (TOOLS_NODE, "wrap_tool_call")):
+        if explanation.order[position]:
+            notes[node] = "inside " + " ⊃ ".join(explanation.order[position])
+    if explanation.order["wrap_agent"]:
+        notes["__start__"] = "run inside " + " ⊃ ".join(explanation.order["wrap_agent"])
+    return notes

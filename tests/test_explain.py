@@ -1,0 +1,157 @@
+"""explain(agent): the plan as text and as an offline picture."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Generator
+from typing import Annotated, Any, NotRequired
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from graphagent import create_agent
+from graphagent.explain import explain
+from graphagent.middleware import (
+    AgentMiddleware,
+    AgentState,
+    PrivateStateAttr,
+    after_model,
+    before_model,
+    wrap_agent,
+    wrap_model_call,
+    wrap_tool_call,
+)
+from graphagent.testing import ScriptedChatModel
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+class Counted(AgentState):
+    count: NotRequired[Annotated[int, PrivateStateAttr]]
+    note: NotRequired[str]
+
+
+@before_model(can_jump_to=["end"], state_schema=Counted)
+def guard(state: Any, runtime: Any) -> None:
+    return None
+
+
+@after_model
+async def audit(state: Any, runtime: Any) -> None:
+    return None
+
+
+@wrap_model_call
+def retry(request: Any, handler: Any) -> Any:
+    return handler(request)
+
+
+@wrap_tool_call
+def log_tools(request: Any, handler: Any) -> Any:
+    return handler(request)
+
+
+@wrap_agent
+def trace(state: Any, runtime: Any) -> Generator[None, Any, None]:
+    yield
+
+
+class Tracer(AgentMiddleware):
+    order = 10
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(request)
+
+
+def agent(name: str = "helper") -> Any:
+    stack = [guard, audit, retry, log_tools, trace, Tracer()]
+    return create_agent(ScriptedChatModel(["x"]), [add], middleware=stack, name=name)
+
+
+def test_the_text_says_what_runs_in_what_order_and_how() -> None:
+    assert str(explain(agent())) == "\n".join(
+        [
+            "Agent 'helper' with tools: add",
+            "Execution order (before_* in list order, after_* reversed, wraps nested):",
+            "  wrap_agent       trace",
+            "  before_model     guard",
+            "  wrap_model_call  Tracer ⊃ retry",
+            "  after_model      audit",
+            "  wrap_tool_call   log_tools",
+            "Jumps:",
+            "  guard.before_model: end → __end__",
+            "How hooks run (invoke / ainvoke):",
+            "  trace.wrap_agent          sync / bridged (sync, inline)",
+            "  guard.before_model        sync / bridged (sync, inline)",
+            "  Tracer.wrap_model_call    sync / async",
+            "  retry.wrap_model_call     sync / bridged (sync, in a worker thread)",
+            "  audit.after_model         fails (async only) / async",
+            "  log_tools.wrap_tool_call  sync / bridged (sync, in a worker thread)",
+            "State fields added by middleware:",
+            "  guard: count: int (private)",
+            "  guard: note: str",
+        ]
+    )
+
+
+def test_an_agent_inside_a_parent_graph_is_found() -> None:
+    inner = agent()
+    parent = StateGraph(MessagesState)
+    parent.add_node("helper", inner)
+    parent.add_edge(START, "helper")
+    parent.add_edge("helper", END)
+    compiled = parent.compile()
+
+    assert explain(compiled).order == explain(inner).order
+    assert explain(inner.with_config(tags=["x"])).order == explain(inner).order
+
+    two = StateGraph(MessagesState)
+    two.add_node("a", agent("a"))
+    two.add_node("b", agent("b"))
+    two.add_edge(START, "a")
+    two.add_edge("a", "b")
+    two.add_edge("b", END)
+    with pytest.raises(ValueError, match=r"holds a, b; pass node=\.\.\. to pick one"):
+        explain(two.compile())
+    assert explain(two.compile(), node="b").name == "b"
+    with pytest.raises(TypeError, match="explain\\(\\) takes an agent or a compiled graph"):
+        explain(42)
+
+
+def test_pictures_render_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("tried to reach the network")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    compiled = agent()
+
+    bundle = compiled._repr_mimebundle_()
+    html = explain(compiled)._repr_html_()
+
+    image = bundle["image/svg+xml"]
+    assert image.startswith("<svg")
+    assert image.endswith("</svg>")
+    for node in (
+        "__start__",
+        "guard.before_model",
+        "model",
+        "audit.after_model",
+        "tools",
+        "__end__",
+    ):
+        assert f">{node}</text>" in image
+    assert "inside Tracer ⊃ retry" in image
+    assert "stroke-dasharray" in image, "conditional edges are dashed"
+    assert html.startswith("<div><svg")
+    assert "Execution order" in html
+    positions = [image.index(f">{n}</text>") for n in ("__start__", "guard.before_model", "model")]
+    assert positions == sorted(positions), "nodes are drawn in run order"

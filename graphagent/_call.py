@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +14,7 @@ from langgraph.types import Command
 from graphagent._history import pair_tool_calls
 from graphagent._structured import Strategy, provider_rejections, resolve, to_response
 from graphagent._tools import ToolRegistry
+from graphagent.errors import note_origin
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.structured_output import ProviderStrategy, ToolStrategy
 
@@ -36,13 +39,13 @@ class ModelCall:
 
     def sync(self, request: ModelRequest) -> Outcome:
         bound, messages, strategy = self._prepare(request)
-        with provider_rejections(strategy):
+        with provider_rejections(strategy), _origin(request):
             reply = bound.invoke(messages)
         return self._outcome(reply, strategy)
 
     async def asynchronous(self, request: ModelRequest) -> Outcome:
         bound, messages, strategy = self._prepare(request)
-        with provider_rejections(strategy):
+        with provider_rejections(strategy), _origin(request):
             reply = await bound.ainvoke(messages)
         return self._outcome(reply, strategy)
 
@@ -86,6 +89,15 @@ class ModelCall:
         # Referencing what the key names by id keeps those ids from being reused.
         self._bound[key] = ((model, tuple(tools), request.response_format), bound)
         return bound
+
+
+@contextmanager
+def _origin(request: ModelRequest) -> Iterator[None]:
+    try:
+        yield
+    except Exception as error:
+        note_origin(error, f"the model call ({type(request.model).__name__})")
+        raise
 
 
 def _bind(request: ModelRequest, strategy: Strategy | None) -> Runnable[Any, Any]:

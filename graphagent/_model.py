@@ -17,7 +17,7 @@ from graphagent._compat import RunnableCallable
 from graphagent._history import answer_malformed_calls
 from graphagent._plan import MODEL_NODE, Hook
 from graphagent._tools import ToolRegistry
-from graphagent.errors import HookReturnError
+from graphagent.errors import HookReturnError, note_origin
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 
 
@@ -79,7 +79,12 @@ def _layer(hook: Hook, setup: ModelSetup) -> Layer:
             calls.append(outcome)
             return outcome.response
 
-        return _settle(hook, fn(request, handler), calls, setup.state_keys)
+        try:
+            result = fn(request, handler)
+        except Exception as error:
+            note_origin(error, hook.label)
+            raise
+        return _settle(hook, result, calls, setup.state_keys)
 
     return layer
 
@@ -97,7 +102,12 @@ def _alayer(hook: Hook, setup: ModelSetup) -> Layer:
             calls.append(outcome)
             return outcome.response
 
-        return _settle(hook, await fn(request, handler), calls, setup.state_keys)
+        try:
+            result = await fn(request, handler)
+        except Exception as error:
+            note_origin(error, hook.label)
+            raise
+        return _settle(hook, result, calls, setup.state_keys)
 
     return layer
 

@@ -13,7 +13,7 @@ from graphagent._chain import async_only_error
 from graphagent._compat import RunnableCallable
 from graphagent._history import answered_in_place, pending_tool_calls
 from graphagent._plan import TOOLS_NODE, Hook, Route
-from graphagent.errors import HookReturnError
+from graphagent.errors import HookReturnError, note_origin
 
 
 def hook_node(hook: Hook, route: Route, state_keys: Collection[str]) -> RunnableCallable:
@@ -27,7 +27,12 @@ def hook_node(hook: Hook, route: Route, state_keys: Collection[str]) -> Runnable
     if sync_fn is not None:
 
         def run(state: Any, runtime: Runtime[Any]) -> Any:
-            return check(sync_fn(state, runtime))
+            try:
+                update = sync_fn(state, runtime)
+            except Exception as error:
+                note_origin(error, hook.label)
+                raise
+            return check(update)
 
     else:
         error = async_only_error([hook])
@@ -39,7 +44,12 @@ def hook_node(hook: Hook, route: Route, state_keys: Collection[str]) -> Runnable
     if async_fn is not None:
 
         async def arun(state: Any, runtime: Runtime[Any]) -> Any:
-            return check(await async_fn(state, runtime))
+            try:
+                update = await async_fn(state, runtime)
+            except Exception as error:
+                note_origin(error, hook.label)
+                raise
+            return check(update)
 
     return RunnableCallable(run, arun, name=hook.node, trace=False)
 

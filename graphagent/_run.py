@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from graphagent._plan import Hook
-from graphagent.errors import AsyncOnlyHookError, HookReturnError
+from graphagent.errors import AsyncOnlyHookError, HookReturnError, note_origin
 
 INTERRUPT = "__interrupt__"
 """The key of interrupts in langgraph's outputs (langgraph keeps its constant private)."""
@@ -152,6 +152,8 @@ async def enter(layers: Sequence[Layer], state: Any, runtime: Any) -> None:
         try:
             await layer.start(state, runtime)
         except BaseException as error:
+            if isinstance(error, Exception):
+                note_origin(error, layer.hook.label)
             await leave(layers[:started], error)
             raise
 
@@ -170,6 +172,8 @@ async def leave(layers: Sequence[Layer], outcome: Any) -> None:
             else:
                 await layer.fail(error)
         except BaseException as raised:
+            if isinstance(raised, Exception):
+                note_origin(raised, layer.hook.label)
             error = raised
     if error is not None and error is not outcome:
         raise error

@@ -10,9 +10,9 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 
-from graphagent._chain import async_only_error, bridge_to_async, build_onion
+from graphagent._chain import Layer, async_only_error, bridge_to_async, build_onion
 from graphagent._plan import TOOLS_NODE, Hook
-from graphagent.errors import UnregisteredToolError
+from graphagent.errors import UnregisteredToolError, note_origin
 
 ToolResult = Any  # ToolMessage | Command
 
@@ -56,8 +56,11 @@ def tools_node(
     """Tool exceptions propagate (``handle_tool_errors=False``); invalid arguments become an
     error ToolMessage the model can read, below every wrapper, so wrappers see a normal reply."""
     sync_error = async_only_error(hooks)
-    sync_layers = [h.sync for h in hooks]
-    async_layers = [h.asynchronous or bridge_to_async(h.sync) for h in hooks]  # type: ignore[arg-type]
+    sync_layers = [_noted(h, h.sync) for h in hooks if h.sync]
+    async_layers = [
+        _anoted(h, h.asynchronous) if h.asynchronous else bridge_to_async(_noted(h, h.sync))
+        for h in hooks
+    ]
 
     def wrap(request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]) -> Any:
         if sync_error is not None:
@@ -69,8 +72,11 @@ def tools_node(
                 return execute(req)
             except ToolInvocationError as exc:
                 return _invalid_arguments(req, exc)
+            except Exception as error:
+                note_origin(error, f"the tool '{req.tool_call['name']}'")
+                raise
 
-        return build_onion(sync_layers, base)(request)  # type: ignore[arg-type]
+        return build_onion(sync_layers, base)(request)
 
     async def awrap(
         request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
@@ -81,6 +87,9 @@ def tools_node(
                 return await execute(req)
             except ToolInvocationError as exc:
                 return _invalid_arguments(req, exc)
+            except Exception as error:
+                note_origin(error, f"the tool '{req.tool_call['name']}'")
+                raise
 
         return await build_onion(async_layers, base)(request)
 
@@ -91,6 +100,28 @@ def tools_node(
         wrap_tool_call=wrap,
         awrap_tool_call=awrap,
     )
+
+
+def _noted(hook: Hook, fn: Any) -> Layer:
+    def layer(request: ToolCallRequest, inner: Any) -> Any:
+        try:
+            return fn(request, inner)
+        except Exception as error:
+            note_origin(error, hook.label)
+            raise
+
+    return layer
+
+
+def _anoted(hook: Hook, fn: Any) -> Layer:
+    async def layer(request: ToolCallRequest, inner: Any) -> Any:
+        try:
+            return await fn(request, inner)
+        except Exception as error:
+            note_origin(error, hook.label)
+            raise
+
+    return layer
 
 
 def _invalid_arguments(request: ToolCallRequest, exc: ToolInvocationError) -> ToolMessage:

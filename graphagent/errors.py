@@ -34,3 +34,16 @@ def hook_label(middleware_name: str, hook: str) -> str:
 
 class UnregisteredToolError(GraphAgentError, LookupError):
     """A hook offered the model a tool the agent cannot execute, and no wrapper handled the call."""
+
+
+_ORIGIN = "graphagent: raised in"
+
+
+def note_origin(error: BaseException, where: str) -> None:
+    """Say, once, where an exception came from (``graphagent: raised in 'Audit.before_model'``).
+
+    The exception keeps its type, so callers' ``except`` clauses still match; the note shows in
+    its traceback. The innermost place that sees it first wins.
+    """
+    if not any(note.startswith(_ORIGIN) for note in getattr(error, "__notes__", ())):
+        error.add_note(f"{_ORIGIN} {where}")

@@ -30,6 +30,7 @@ from graphagent.middleware.model_call_limit import (
     ModelCallLimitState,
 )
 from graphagent.middleware.model_fallback import ModelFallbackMiddleware
+from graphagent.middleware.model_refusal import ModelRefusalMiddleware
 from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.pii import (
     PIIDetectionError,
@@ -56,6 +57,7 @@ from graphagent.middleware.tool_call_limit import (
     ToolCallLimitMiddleware,
     ToolCallLimitState,
 )
+from graphagent.middleware.tool_emulator import LLMToolEmulator
 from graphagent.middleware.tool_error import ToolErrorMiddleware
 from graphagent.middleware.tool_retry import ToolRetryMiddleware
 from graphagent.middleware.tool_selection import LLMToolSelectorMiddleware
@@ -94,12 +96,14 @@ __all__ = [
     "ExtendedModelResponse",
     "FinalAnswerFilterMiddleware",
     "InputAgentState",
+    "LLMToolEmulator",
     "LLMToolSelectorMiddleware",
     "ModelCallLimitExceededError",
     "ModelCallLimitMiddleware",
     "ModelCallLimitState",
     "ModelCallResult",
     "ModelFallbackMiddleware",
+    "ModelRefusalMiddleware",
     "ModelRequest",
     "ModelResponse",
     "ModelRetryMiddleware",

@@ -1,0 +1,83 @@
+"""``ModelRefusalMiddleware``: a reply the provider marked as a refusal fails the model call.
+
+Providers report an explicit refusal as a successful response (OpenAI's ``refusal`` field,
+Anthropic's ``stop_reason="refusal"``, Gemini's safety finish reasons); langchain-core turns each
+into a standard ``{"type": "refusal"}`` content block of ``AIMessage.content_blocks``. Without
+this middleware such a reply is the agent's answer; with it, the call raises langchain-core's
+``ModelRefusalError``, which a ``ModelFallbackMiddleware`` or ``ModelRetryMiddleware`` listed
+before (outside) this one handles like any other failed call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from langchain_core.exceptions import ModelRefusalError
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.content import RefusalContentBlock
+from langgraph.typing import ContextT
+
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import AgentState, ResponseT
+from graphagent.structured_output import StructuredOutputError
+
+__all__ = ["ModelRefusalError", "ModelRefusalMiddleware"]
+
+
+class ModelRefusalMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+    """Raise ``ModelRefusalError`` when the model's reply holds a standard refusal block.
+
+    Only refusals the provider reports explicitly are caught; a refusal the model writes as
+    ordinary text is an ordinary answer. A refusal that made structured-output parsing fail
+    raises ``ModelRefusalError`` (chained to the parsing error) instead of the parsing error.
+    With ``stream_mode="messages"`` the refused reply's tokens may already have been streamed
+    before the error is raised.
+    """
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Call the model; raise ``ModelRefusalError`` if its reply is a refusal."""
+        try:
+            response = handler(request)
+        except StructuredOutputError as error:
+            raise_if_refused([error.ai_message], cause=error)
+            raise
+        raise_if_refused(response.result)
+        return response
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`."""
+        try:
+            response = await handler(request)
+        except StructuredOutputError as error:
+            raise_if_refused([error.ai_message], cause=error)
+            raise
+        raise_if_refused(response.result)
+        return response
+
+
+def raise_if_refused(
+    messages: Iterable[BaseMessage | None], *, cause: BaseException | None = None
+) -> None:
+    """Raise ``ModelRefusalError`` for the first AI message holding a refusal block."""
+    for message in messages:
+        if not isinstance(message, AIMessage):
+            continue
+        refusal = first_refusal(message)
+        if refusal is not None:
+            raise ModelRefusalError.from_refusal(refusal, raw_message=message) from cause
+
+
+def first_refusal(message: AIMessage) -> RefusalContentBlock | None:
+    """The message's first standard refusal block, if it has one."""
+    blocks: list[Any] = list(message.content_blocks)
+    return next((block for block in blocks if block.get("type") == "refusal"), None)

@@ -1,0 +1,211 @@
+"""``LLMToolEmulator``: a model makes up the results of chosen tools instead of running them.
+
+For testing an agent without the tools' side effects (emails sent, orders placed) or their
+dependencies (API keys, services). An emulated call never reaches the tool, nor any
+``wrap_tool_call`` layer inside this one: the emulator model is shown the tool's name,
+description and parameter schema with the call's arguments, and its reply becomes the
+``ToolMessage``. Calls of tools that are not emulated run normally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.typing import ContextT
+
+from graphagent.errors import MiddlewareError
+from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
+from graphagent.models import MissingIntegrationError, ModelSpec
+from graphagent.state import AgentState, ResponseT
+
+__all__ = ["LLMToolEmulator"]
+
+_INSTRUCTIONS = (
+    "You stand in for a software tool so that an AI agent can be tested without running it. "
+    "You are given the tool's name, its description, its parameters and the arguments of one "
+    "call. Reply with what the tool would plausibly return for exactly these arguments: the "
+    "tool's output and nothing else, with no explanation, preamble or code fences. Invent "
+    "realistic details, and vary them from call to call as real data would."
+)
+
+
+class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+    """Answer calls of the chosen tools with a model's made-up result instead of running them.
+
+    ``tools`` chooses the tools to emulate, by name or by tool object: ``None`` (the default)
+    emulates every tool of the agent, ``[]`` none. Naming a tool the agent does not have is an
+    error when the agent is built. ``model`` writes the results: a chat model or a model id
+    such as ``"openai:gpt-4o-mini"``, built the first time a call is emulated. It is required:
+    graphagent has no default emulator model.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Sequence[str | BaseTool] | None = None,
+        model: str | BaseChatModel | None = None,
+    ) -> None:
+        """Choose the tools to emulate (``None``: all) and the model that emulates them."""
+        super().__init__()
+        self.emulate_all: bool = tools is None
+        self.tools_to_emulate: frozenset[str] = _names(tools)
+        self._model = _checked_model(model)
+        self._loaded: BaseChatModel | None = None
+
+    @property
+    def model(self) -> BaseChatModel:
+        """The emulator model; reading this builds it from its id if not built yet."""
+        return self._emulator()
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Reject names in ``tools`` that are not tools the agent executes."""
+        executed = {tool.name for tool in agent.tools}
+        unknown = sorted(self.tools_to_emulate - executed)
+        if unknown:
+            raise MiddlewareError(
+                f"{self.name}: tools= names {unknown}, which the agent does not execute; its "
+                f"tools are {sorted(executed)}. Fix the name(s), or add the tool(s) to "
+                "create_agent(tools=...)."
+            )
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolResult],
+    ) -> ToolResult:
+        """Ask the emulator model for an emulated tool's result; run any other tool."""
+        if not self._emulates(request):
+            return handler(request)
+        reply = self._emulator().invoke(emulation_prompt(request), config=_call_config())
+        return emulated_answer(request, reply)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Async twin of :meth:`wrap_tool_call`; a model id is built off the event loop."""
+        if not self._emulates(request):
+            return await handler(request)
+        model = self._built()
+        if model is None:
+            model = await asyncio.to_thread(self._emulator)
+        reply = await model.ainvoke(emulation_prompt(request), config=_call_config())
+        return emulated_answer(request, reply)
+
+    def _emulates(self, request: ToolCallRequest) -> bool:
+        # A call naming no tool of the agent keeps its "not a valid tool" error: emulating it
+        # would hide the model's mistake from the test.
+        if request.tool is None:
+            return False
+        return self.emulate_all or request.tool_call["name"] in self.tools_to_emulate
+
+    def _built(self) -> BaseChatModel | None:
+        return self._model if isinstance(self._model, BaseChatModel) else self._loaded
+
+    def _emulator(self) -> BaseChatModel:
+        if isinstance(self._model, BaseChatModel):
+            return self._model
+        if self._loaded is None:
+            self._loaded = self._model.load()
+        return self._loaded
+
+
+def emulation_prompt(request: ToolCallRequest) -> list[BaseMessage]:
+    """The messages asking the emulator model for the result of ``request``'s call."""
+    call, tool = request.tool_call, request.tool
+    description = (tool.description if tool is not None else "") or "(none)"
+    parameters = _parameters(tool) if tool is not None else {}
+    details = (
+        f"Tool: {call['name']}\n"
+        f"Description: {description}\n"
+        f"Parameters (JSON Schema): {_json(parameters)}\n"
+        f"Arguments: {_json(call['args'])}"
+    )
+    return [SystemMessage(_INSTRUCTIONS), HumanMessage(details)]
+
+
+def emulated_answer(request: ToolCallRequest, reply: Any) -> ToolMessage:
+    """The ``ToolMessage`` answering ``request``'s call with the emulator model's text."""
+    text = reply.text if isinstance(reply, AIMessage) else str(reply)
+    call = request.tool_call
+    return ToolMessage(content=text, tool_call_id=call["id"], name=call["name"])
+
+
+def _call_config() -> RunnableConfig:
+    # Internal call: nostream keeps the made-up result out of stream_mode="messages".
+    return {
+        "tags": [TAG_NOSTREAM],
+        "run_name": "tool_emulation",
+        "metadata": {"lc_source": "tool_emulation"},
+    }
+
+
+def _parameters(tool: BaseTool) -> dict[str, Any]:
+    function: dict[str, Any] = convert_to_openai_tool(tool)["function"]
+    parameters = function.get("parameters")
+    return parameters if isinstance(parameters, dict) else {}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _names(tools: object) -> frozenset[str]:
+    if tools is None:
+        return frozenset()
+    if isinstance(tools, str | BaseTool) or not isinstance(tools, Sequence | set | frozenset):
+        raise MiddlewareError(
+            f"LLMToolEmulator: tools={tools!r} is not a list; pass a list of tool names or "
+            "tools, e.g. tools=['get_weather'], or None to emulate every tool."
+        )
+    names: set[str] = set()
+    for index, item in enumerate(tools):
+        if isinstance(item, BaseTool):
+            names.add(item.name)
+        elif isinstance(item, str) and item:
+            names.add(item)
+        else:
+            raise MiddlewareError(
+                f"LLMToolEmulator: tools[{index}] is {item!r}; each item must be a tool name or "
+                "a BaseTool (a function decorated with @tool)."
+            )
+    return frozenset(names)
+
+
+def _checked_model(model: object) -> BaseChatModel | ModelSpec:
+    if isinstance(model, BaseChatModel):
+        return model
+    if model is None:
+        raise MiddlewareError(
+            "LLMToolEmulator: model is required; graphagent has no default emulator model. Pass "
+            "a chat model or a model id, e.g. LLMToolEmulator(model='openai:gpt-4o-mini') or "
+            "the agent's own model object."
+        )
+    if not isinstance(model, str):
+        raise MiddlewareError(
+            f"LLMToolEmulator: model is {type(model).__name__}; pass a chat model or a model id "
+            "such as 'openai:gpt-4o-mini'."
+        )
+    try:
+        spec = ModelSpec.parse(model)
+    except ValueError as error:
+        raise MiddlewareError(f"LLMToolEmulator: model={model!r}: {error}") from None
+    if not spec.is_installed():
+        missing = spec.missing_error()
+        raise MissingIntegrationError(
+            f"LLMToolEmulator: model={model!r}: {missing}",
+            provider=missing.provider,
+            package=missing.package,
+        )
+    return spec

@@ -20,6 +20,7 @@ import itertools
 import json
 import re
 import threading
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -55,8 +56,15 @@ _EMPTY_SETTINGS: Mapping[str, Any] = MappingProxyType({})
 # Word-ish tokens: optional leading whitespace + a run of non-space, or trailing space.
 _TOKEN_RE = re.compile(r"\s*\S+|\s+")
 _HAS_CHUNK_POSITION = "chunk_position" in AIMessageChunk.model_fields
+# Ids must stay unique when several processes write to one checkpointed thread (messages merge
+# by id), so each process numbers them under a random prefix of its own.
+_PROCESS = uuid.uuid4().hex[:8]
 _tool_call_ids = itertools.count(1)
 _message_ids = itertools.count(1)
+
+
+def _message_id() -> str:
+    return f"run-scripted-{_PROCESS}-{next(_message_ids)}"
 
 
 class ScriptExhaustedError(RuntimeError):
@@ -89,7 +97,7 @@ def tool_call(
     return ToolCall(
         name=name,
         args=dict(args) if args else {},
-        id=id if id is not None else f"call_{next(_tool_call_ids)}",
+        id=id if id is not None else f"call_{_PROCESS}_{next(_tool_call_ids)}",
         type="tool_call",
     )
 
@@ -233,14 +241,14 @@ class ScriptedChatModel(BaseChatModel):
 
         produced: object = reply(messages) if callable(reply) else reply
         if isinstance(produced, str):
-            message = AIMessage(content=produced, id=f"run-scripted-{next(_message_ids)}")
+            message = AIMessage(content=produced, id=_message_id())
         elif isinstance(produced, AIMessage):
             # Shallow copy, plus fresh tool-call dicts: callers that patch tool calls
             # in place must not corrupt a reply that may be handed out again.
             update = {"tool_calls": [_copy_tool_call(tc) for tc in produced.tool_calls]}
             message = produced.model_copy(update=update if produced.tool_calls else None)
             if message.id is None:
-                message.id = f"run-scripted-{next(_message_ids)}"
+                message.id = _message_id()
         else:
             msg = (
                 f"scripted reply #{index + 1} produced {type(produced).__name__}; "

@@ -1,0 +1,281 @@
+"""The agent that the durable-run tests and their worker processes build, identically.
+
+Every process builds it from scratch, so nothing may live in memory between turns: the model
+decides from the conversation alone (a scripted *policy*, not a script consumed call by call),
+and the tools record each execution in a file of the work directory, which the test reads to
+count how often a tool really ran, whichever process ran it.
+
+The last human message chooses what the model does:
+
+- ``ask: <question>`` calls ``ask_human``, which pauses the run with ``interrupt(question)``;
+- ``record: <note>`` calls ``record_step``;
+- ``plan: a; b; c`` calls ``write_todos`` with those items, all pending;
+- ``recall`` answers with the to-do lines the model was shown in its system message;
+- ``history`` answers with every human message of the thread, joined by `` | ``;
+- anything else is echoed back.
+
+After a tool answered, the model replies ``done: <tool output>``. An agent built with
+``die_after_tool="kill"`` makes its process kill itself with SIGKILL at that point instead (a
+crash: nothing runs after it), and with ``die_after_tool="raise"`` the model call raises
+(a provider outage: the run fails with an exception). Either way the tool has run and the next
+model call does not happen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command, Durability, StateSnapshot, interrupt
+
+from graphagent import create_agent
+from graphagent.agent import CompiledAgent
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.middleware.model_call_limit import ModelCallLimitMiddleware
+from graphagent.middleware.todo import TodoListMiddleware
+from graphagent.testing import ScriptedChatModel, tool_call
+
+ACTIONS = ("say", "resume", "continue", "inspect")
+
+DeathAfterTool = Literal["kill", "raise"] | None
+"""How a process stops after a tool ran: SIGKILL, an exception from the model, or not at all."""
+
+
+class ProviderDown(RuntimeError):
+    """What the model raises with ``die_after_tool="raise"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One thing done to a thread by one process: the same record runs in the test process
+    (:func:`take_turn`) or, as JSON, in a worker process (``python -m tests.durable.worker``)."""
+
+    store: str
+    """``"sqlite:<file>"`` or ``"postgres:<conninfo>"``."""
+    workdir: str
+    """Where the tools log their executions."""
+    thread_id: str
+    action: str
+    """``"say"`` (``value`` is the message), ``"resume"`` (``value`` is the answer to the
+    interrupt), ``"continue"`` (``invoke(None)``) or ``"inspect"`` (no run, only the state)."""
+    value: str | None = None
+    is_async: bool = False
+    """Run with the asyncio checkpointer and ``ainvoke``."""
+    thread_limit: int | None = None
+    die_after_tool: DeathAfterTool = None
+    durability: Durability = "async"
+    """langgraph's default."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Turn:
+        return cls(**json.loads(text))
+
+
+def take_turn(turn: Turn) -> dict[str, Any]:
+    """Open the checkpointer, build the agent, do ``turn`` and summarise the thread afterwards."""
+    if turn.is_async:
+        return asyncio.run(_atake_turn(turn))
+    config = thread_config(turn.thread_id)
+    with open_saver(turn.store) as saver:
+        agent, model = _build_for(turn, saver)
+        if turn.action != "inspect":
+            agent.invoke(agent_input(turn.action, turn.value), config, durability=turn.durability)
+        return summarise(agent.get_state(config), model)
+
+
+async def _atake_turn(turn: Turn) -> dict[str, Any]:
+    config = thread_config(turn.thread_id)
+    async with aopen_saver(turn.store) as saver:
+        agent, model = _build_for(turn, saver)
+        if turn.action != "inspect":
+            await agent.ainvoke(
+                agent_input(turn.action, turn.value), config, durability=turn.durability
+            )
+        return summarise(await agent.aget_state(config), model)
+
+
+def _build_for(
+    turn: Turn, saver: BaseCheckpointSaver[Any]
+) -> tuple[CompiledAgent, ScriptedChatModel]:
+    return build_agent(
+        saver,
+        Path(turn.workdir),
+        thread_limit=turn.thread_limit,
+        die_after_tool=turn.die_after_tool,
+    )
+
+
+def tool_log(workdir: Path, tool_name: str) -> list[str]:
+    """What each execution of ``tool_name`` recorded, in order, across all processes."""
+    path = workdir / f"{tool_name}.log"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def _log(workdir: Path, tool_name: str, entry: str) -> None:
+    with (workdir / f"{tool_name}.log").open("a", encoding="utf-8") as file:
+        file.write(entry + "\n")
+
+
+def make_tools(workdir: Path) -> list[BaseTool]:
+    """``ask_human`` (pauses for an answer) and ``record_step``, both logging each execution."""
+
+    @tool
+    def ask_human(question: str) -> str:
+        """Ask the person a question and wait for the answer."""
+        # Logged before interrupt(): on resume the tool starts again from its first line.
+        _log(workdir, "ask_human", question)
+        return f"the person said {interrupt({'question': question})}"
+
+    @tool
+    def record_step(note: str) -> str:
+        """Record a finished step of the work."""
+        _log(workdir, "record_step", note)
+        return f"recorded {note}"
+
+    return [ask_human, record_step]
+
+
+def make_model(*, die_after_tool: DeathAfterTool = None) -> ScriptedChatModel:
+    """The scripted policy described in the module docstring."""
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            if die_after_tool == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if die_after_tool == "raise":
+                raise ProviderDown("the model provider is down")
+            return _unique(f"done: {last.text}")
+        verb, _, rest = last.text.partition(":")
+        rest = rest.strip()
+        if verb == "ask":
+            return _unique(call=("ask_human", {"question": rest}))
+        if verb == "record":
+            return _unique(call=("record_step", {"note": rest}))
+        if verb == "plan":
+            todos = [{"content": item.strip(), "status": "pending"} for item in rest.split(";")]
+            return _unique(call=("write_todos", {"todos": todos}))
+        if verb == "recall":
+            return _unique(_todo_lines(messages))
+        if verb == "history":
+            return _unique(" | ".join(m.text for m in messages if isinstance(m, HumanMessage)))
+        return _unique(f"echo: {last.text}")
+
+    return ScriptedChatModel([reply], repeat_last=True)
+
+
+def _unique(text: str = "", *, call: tuple[str, dict[str, Any]] | None = None) -> AIMessage:
+    """An AI message whose id and tool call id are unique across processes.
+
+    ScriptedChatModel numbers its ids per process ("run-scripted-1", "call_1", ...), so a second
+    process writing to the same thread would reuse them, and the messages reducer would replace
+    the first process's messages with the second's.
+    """
+    tool_calls = [tool_call(*call, id=f"call-{uuid.uuid4().hex}")] if call else []
+    return AIMessage(content=text, tool_calls=tool_calls, id=f"ai-{uuid.uuid4().hex}")
+
+
+def _todo_lines(messages: list[BaseMessage]) -> str:
+    system = messages[0].text if isinstance(messages[0], SystemMessage) else ""
+    lines = [line for line in system.splitlines() if line[:1].isdigit() and ". [" in line]
+    return "\n".join(lines) or "no to-do list"
+
+
+def build_agent(
+    checkpointer: BaseCheckpointSaver[Any],
+    workdir: Path,
+    *,
+    thread_limit: int | None = None,
+    die_after_tool: DeathAfterTool = None,
+) -> tuple[CompiledAgent, ScriptedChatModel]:
+    """The agent (with a to-do list, and a thread-level model call limit if asked) and its model."""
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [TodoListMiddleware()]
+    if thread_limit is not None:
+        middleware.append(ModelCallLimitMiddleware(thread_limit=thread_limit))
+    model = make_model(die_after_tool=die_after_tool)
+    agent = create_agent(
+        model, make_tools(workdir), middleware=middleware, checkpointer=checkpointer
+    )
+    return agent, model
+
+
+def agent_input(action: str, value: str | None) -> Any:
+    """What ``invoke`` receives: a new human message, a resume value, or ``None`` to continue."""
+    if action == "say":
+        return {"messages": [HumanMessage(value or "")]}
+    if action == "resume":
+        return Command(resume=value)
+    if action == "continue":
+        return None
+    raise ValueError(f"unknown action {action!r}; expected one of {ACTIONS}")
+
+
+def thread_config(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def summarise(snapshot: StateSnapshot, model: ScriptedChatModel) -> dict[str, Any]:
+    """The checkpointed thread as plain JSON data, plus how often this process called the model."""
+    values = snapshot.values
+    return {
+        "messages": [[m.type, m.text] for m in values.get("messages", [])],
+        "next": list(snapshot.next),
+        "interrupts": [i.value for i in snapshot.interrupts],
+        "todos": values.get("todos"),
+        "thread_model_call_count": values.get("thread_model_call_count"),
+        "model_calls": model.call_count,
+    }
+
+
+# -- checkpointers: "sqlite:<file>" or "postgres:<conninfo>" ---------------------------------------
+
+
+@contextmanager
+def open_saver(store: str) -> Iterator[BaseCheckpointSaver[Any]]:
+    """A synchronous checkpointer on ``store``; PostgreSQL tables must exist (``setup()``)."""
+    kind, _, target = store.partition(":")
+    if kind == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        with SqliteSaver.from_conn_string(target) as saver:
+            yield saver
+    elif kind == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(target) as pg_saver:
+            yield pg_saver
+    else:
+        raise ValueError(f"unknown store {store!r}")
+
+
+@asynccontextmanager
+async def aopen_saver(store: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The asyncio checkpointer on ``store`` (AsyncSqliteSaver / AsyncPostgresSaver)."""
+    kind, _, target = store.partition(":")
+    if kind == "sqlite":
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(target) as saver:
+            yield saver
+    elif kind == "postgres":
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(target) as pg_saver:
+            yield pg_saver
+    else:
+        raise ValueError(f"unknown store {store!r}")

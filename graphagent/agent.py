@@ -8,7 +8,9 @@ go through ``stream``/``astream``, so those two are the one entry point.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+import contextvars
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
@@ -53,36 +55,38 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def _wrapped_stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
         shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)
         layers = layers_for(self.plan.wrap_agent, asynchronous=False)
-        run_sync(enter(layers, input, self._runtime(kwargs)))
+        run = contextvars.copy_context()  # the run's own: hooks and steps see what hooks set
+        run.run(run_sync, enter(layers, input, self._runtime(kwargs)))
         inner = super().stream(input, config, stream_mode=shape.inner_modes(), **kwargs)
         try:
-            for part in inner:
+            while (part := run.run(next, inner, _DONE)) is not _DONE:
                 wanted, chunk = shape.take(part)
                 if wanted:
                     yield chunk
         except BaseException as error:
-            inner.close()  # type: ignore[attr-defined]
-            run_sync(leave(layers, error))
+            run.run(inner.close)  # type: ignore[attr-defined]
+            run.run(run_sync, leave(layers, error))
             raise
-        run_sync(leave(layers, shape.final_output))
+        run.run(run_sync, leave(layers, shape.final_output))
 
     async def _wrapped_astream(
         self, input: Any, config: Any, kwargs: dict[str, Any]
     ) -> AsyncIterator[Any]:
         shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)
         layers = layers_for(self.plan.wrap_agent, asynchronous=True)
-        await enter(layers, input, self._runtime(kwargs))
+        run = contextvars.copy_context()  # steps may come from different tasks of the caller
+        await _within(run, enter(layers, input, self._runtime(kwargs)))
         inner = super().astream(input, config, stream_mode=shape.inner_modes(), **kwargs)
         try:
-            async for part in inner:
+            while (part := await _within(run, _next(inner))) is not _DONE:
                 wanted, chunk = shape.take(part)
                 if wanted:
                     yield chunk
         except BaseException as error:
-            await inner.aclose()  # type: ignore[attr-defined]
-            await leave(layers, error)
+            await _within(run, _close(inner))
+            await _within(run, leave(layers, error))
             raise
-        await leave(layers, shape.final_output)
+        await _within(run, leave(layers, shape.final_output))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """Notebooks show the graph drawn here, offline; langgraph's own calls a web service."""
@@ -92,6 +96,22 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
 
     def _runtime(self, kwargs: dict[str, Any]) -> Runtime[Any]:
         return Runtime(context=kwargs.get("context"), store=self.store)
+
+
+_DONE = object()
+
+
+def _within(context: contextvars.Context, step: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    """Run ``step`` in the run's context (cancelling the caller cancels it too)."""
+    return asyncio.create_task(step, context=context)
+
+
+async def _next(stream: AsyncIterator[Any]) -> Any:
+    return await anext(stream, _DONE)
+
+
+async def _close(stream: Any) -> None:
+    await stream.aclose()
 
 
 def _hide_private_state(agent: CompiledAgent, kwargs: dict[str, Any]) -> None:

@@ -374,3 +374,39 @@ def test_a_failing_hook_start_unwinds_the_outer_hooks() -> None:
     with pytest.raises(RuntimeError, match="cannot open"):
         agent.invoke({"messages": ["x"]})
     assert log == [("Outer", "open"), ("Outer", "error", "RuntimeError"), ("Outer", "closed")]
+
+
+def test_async_steps_from_different_tasks_keep_the_run_context() -> None:
+    """A consumer may await each step in a task of its own (asyncio.wait_for does); the run's
+    context values must hold for every step, and never reach the consumer."""
+    seen: list[str] = []
+
+    @wrap_agent
+    async def trace(state: Any, runtime: Any) -> AsyncGenerator[None, Any]:
+        token = TRACE_ID.set("run-x")
+        try:
+            yield
+        finally:
+            TRACE_ID.reset(token)
+
+    @before_model
+    def hook(state: Any, runtime: Any) -> None:
+        seen.append(TRACE_ID.get())
+
+    model = ScriptedChatModel([calls(("add", {"a": 1, "b": 2})), "3"])
+    agent = create_agent(model, [add], middleware=[trace, hook])
+
+    async def consume() -> list[Any]:
+        stream = agent.astream({"messages": ["go"]}, stream_mode="updates")
+        chunks = []
+        while True:
+            try:
+                chunks.append(await asyncio.wait_for(anext(stream), timeout=10))
+            except StopAsyncIteration:
+                return chunks
+            assert TRACE_ID.get() == "-"
+
+    chunks = asyncio.run(consume())
+
+    assert seen == ["run-x", "run-x"]
+    assert any("model" in chunk for chunk in chunks)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
+from bench.otel import OTEL_SCENARIOS
 from bench.timing import Comparison, Sampler, async_sampler, compare, sync_sampler
 from bench.workloads import (
     TOOL_ROUNDS,
@@ -89,6 +90,7 @@ SCENARIOS = (
     invoke_scenario(0, 1.0, is_async=False),
     invoke_scenario(20, 0.8, is_async=False),
     invoke_scenario(20, 0.6, is_async=True),
+    *OTEL_SCENARIOS,
 )
 GROUPS = {"compile": [s for s in SCENARIOS if s.name.startswith("compile-")]}
 

@@ -1,4 +1,9 @@
-"""Middleware: the base class, hook decorators, and the types hooks receive and return."""
+"""Middleware: the base class, hook decorators, the types hooks receive and return, built-ins.
+
+``OtelTracingMiddleware`` needs the optional ``otel`` extra, so it is imported on first use.
+"""
+
+from typing import TYPE_CHECKING
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
@@ -143,3 +148,14 @@ __all__ = [
     "wrap_tool_call",
     "write_todos",
 ]
+
+if TYPE_CHECKING:
+    from graphagent.middleware.otel import OtelTracingMiddleware as OtelTracingMiddleware
+
+
+def __getattr__(name: str) -> object:
+    if name == "OtelTracingMiddleware":
+        from graphagent.middleware.otel import OtelTracingMiddleware
+
+        return OtelTracingMiddleware
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

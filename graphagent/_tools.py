@@ -11,6 +11,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 
 from graphagent._chain import Layer, async_only_error, bridge_to_async, build_onion
+from graphagent._compat import InlineToolNode
 from graphagent._plan import TOOLS_NODE, Hook
 from graphagent.errors import UnregisteredToolError, note_origin
 
@@ -93,7 +94,7 @@ def tools_node(
 
         return await build_onion(async_layers, base)(request)
 
-    return ToolNode(
+    return InlineToolNode(
         list(tools),
         name=TOOLS_NODE,
         handle_tool_errors=False,

@@ -209,3 +209,28 @@ def test_unknown_tool_name_gets_an_error_message(run: Run) -> None:
     assert isinstance(error, ToolMessage)
     assert error.status == "error"
     assert "nope" in error.content
+
+
+def test_a_single_tool_call_runs_without_starting_a_thread() -> None:
+    started: list[str] = []
+    original = threading.Thread.start
+
+    def record(self: threading.Thread) -> None:
+        started.append(self.name)
+        original(self)
+
+    where: list[int] = []
+
+    @tool
+    def here() -> str:
+        """Report the thread."""
+        where.append(threading.get_ident())
+        return "ok"
+
+    agent = create_agent(ScriptedChatModel([calls(("here", {})), "done"]), [here])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(threading.Thread, "start", record)
+        agent.invoke({"messages": ["go"]})
+
+    assert where == [threading.get_ident()]
+    assert started == []

@@ -52,9 +52,11 @@ def bridge_to_async(sync_layer: Layer) -> Layer:
 def async_only_error(hooks: Sequence[Hook]) -> AsyncOnlyHookError | None:
     """The error a synchronous run must raise because some of ``hooks`` are async-only."""
     async_only = [h for h in hooks if h.sync is None]
-    if not async_only:
-        return None
-    hook = async_only[0]
+    return async_only_hook_error(async_only[0]) if async_only else None
+
+
+def async_only_hook_error(hook: Hook) -> AsyncOnlyHookError:
+    """The error for ``hook``, which has no sync implementation, met by a synchronous run."""
     return AsyncOnlyHookError(
         f"{hook.label} has only an async implementation (a{hook.kind}), so it cannot run under "
         f"invoke()/stream(); run the agent with ainvoke()/astream(), or also define {hook.kind}."

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from graphagent._chain import async_only_error
+from graphagent._chain import async_only_hook_error
 from graphagent._compat import RunnableCallable
 from graphagent._history import answered_in_place, pending_tool_calls
 from graphagent._plan import TOOLS_NODE, Hook, Route
@@ -19,39 +19,43 @@ from graphagent.errors import HookReturnError, note_origin
 def hook_node(hook: Hook, route: Route, state_keys: Collection[str]) -> RunnableCallable:
     """A node running one hook. A sync-only hook runs inline under async runs (as langgraph runs
     sync nodes); an async-only hook under a sync run raises a clear error."""
+    step = HookStep(hook, route, frozenset(state_keys))
+    return RunnableCallable(
+        step, step.arun if hook.asynchronous else None, name=hook.node, trace=False
+    )
 
-    def check(update: Any) -> Any:
-        return _check_update(hook, route, state_keys, update)
 
-    sync_fn, async_fn = hook.sync, hook.asynchronous
-    if sync_fn is not None:
+class HookStep:
+    """Runs one hook and checks what it returned.
 
-        def run(state: Any, runtime: Runtime[Any]) -> Any:
-            try:
-                update = sync_fn(state, runtime)
-            except Exception as error:
-                note_origin(error, hook.label)
-                raise
-            return check(update)
+    A callable object rather than a closure: when compiling, langgraph disassembles every node
+    function's closure looking for subgraphs, which a plain object skips.
+    """
 
-    else:
-        error = async_only_error([hook])
+    __slots__ = ("hook", "route", "state_keys")
 
-        def run(state: Any, runtime: Runtime[Any]) -> Any:
-            raise error  # type: ignore[misc]
+    def __init__(self, hook: Hook, route: Route, state_keys: frozenset[str]) -> None:
+        self.hook, self.route, self.state_keys = hook, route, state_keys
 
-    arun = None
-    if async_fn is not None:
+    def __call__(self, state: Any, runtime: Runtime[Any]) -> Any:
+        run = self.hook.sync
+        if run is None:
+            raise async_only_hook_error(self.hook)
+        try:
+            update = run(state, runtime)
+        except Exception as error:
+            note_origin(error, self.hook.label)
+            raise
+        return _check_update(self.hook, self.route, self.state_keys, update)
 
-        async def arun(state: Any, runtime: Runtime[Any]) -> Any:
-            try:
-                update = await async_fn(state, runtime)
-            except Exception as error:
-                note_origin(error, hook.label)
-                raise
-            return check(update)
-
-    return RunnableCallable(run, arun, name=hook.node, trace=False)
+    async def arun(self, state: Any, runtime: Runtime[Any]) -> Any:
+        run = cast("Callable[..., Awaitable[Any]]", self.hook.asynchronous)  # async hooks only
+        try:
+            update = await run(state, runtime)
+        except Exception as error:
+            note_origin(error, self.hook.label)
+            raise
+        return _check_update(self.hook, self.route, self.state_keys, update)
 
 
 def _check_update(hook: Hook, route: Route, state_keys: Collection[str], update: Any) -> Any:

@@ -672,8 +672,8 @@ def test_invalid_options_are_refused_when_built(
 @pytest.mark.parametrize(
     ("tools", "message"),
     [
-        ("search", "tools='search'): tools must be a list of tool names or BaseTools"),
-        (["search", 3], "holds 3 (int); list tool names (str) or BaseTools"),
+        ("search", "tools='search'): tools is not a list"),
+        (["search", 3], "item 1 is 3; give tool names"),
         (7, "tools=7)"),
     ],
 )

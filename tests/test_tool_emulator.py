@@ -297,9 +297,8 @@ def test_naming_a_tool_the_agent_lacks_fails_the_build() -> None:
         create_agent(ScriptedChatModel([]), tools=TOOLS, middleware=[middleware])
 
     assert str(raised.value) == (
-        "LLMToolEmulator: tools= names ['get_wether'], which the agent does not execute; its "
-        "tools are ['get_weather', 'send_email']. Fix the name(s), or add the tool(s) to "
-        "create_agent(tools=...)."
+        "LLMToolEmulator(tools=...) names ['get_wether'], which the agent does not have; its "
+        "tools are ['get_weather', 'send_email']."
     )
 
 
@@ -317,9 +316,9 @@ def test_a_provider_tool_cannot_be_emulated() -> None:
         ({}, r"model is required; graphagent has no default emulator model"),
         ({"model": 42}, r"model is int; pass a chat model or a model id"),
         ({"model": "foo:bar"}, r"model='foo:bar': Unknown model provider 'foo'"),
-        ({"tools": "get_weather"}, r"tools='get_weather' is not a list"),
-        ({"tools": ["get_weather", len]}, r"tools\[1\] is <built-in function len>"),
-        ({"tools": [""]}, r"tools\[0\] is ''"),
+        ({"tools": "get_weather"}, r"tools is not a list"),
+        ({"tools": ["get_weather", len]}, r"item 1 is <built-in function len>"),
+        ({"tools": [""]}, r"item 0 is ''"),
     ],
 )
 def test_bad_options_fail_when_the_middleware_is_built(
@@ -327,7 +326,7 @@ def test_bad_options_fail_when_the_middleware_is_built(
 ) -> None:
     if "model" not in options and "tools" in options:
         options["model"] = ScriptedChatModel([])
-    with pytest.raises(MiddlewareError, match=rf"^LLMToolEmulator: {message}"):
+    with pytest.raises(MiddlewareError, match=rf"^LLMToolEmulator(: |\(tools=\S+\): ){message}"):
         LLMToolEmulator(**options)
 
 

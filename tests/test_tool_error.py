@@ -240,9 +240,15 @@ def test_the_hidden_exception_is_logged_for_developers(
     [
         ({"on_error": "oops"}, r"on_error=\.\.\.\) got 'oops' \(str\), which is not callable"),
         ({"aon_error": 3}, r"aon_error=\.\.\.\) got 3 \(int\), which is not callable"),
-        ({"tools": []}, r"tools=\[\]\) would handle no tool at all; pass tools=None"),
-        ({"tools": "divide"}, r"got a single str; pass a list, e\.g\. tools=\['divide'\]"),
-        ({"tools": divide}, r"got a single StructuredTool; pass a list, e\.g\. tools=\['divide'"),
+        ({"tools": []}, r"tools=\[\]\) would cover no tool at all; pass tools=None"),
+        (
+            {"tools": "divide"},
+            r"tools='divide'\): tools is not a list; .* e\.g\. tools=\['divide'\]",
+        ),
+        (
+            {"tools": divide},
+            r"tools is not a list; pass a list of tool names or tools, e\.g\. tools=\['divide'\]",
+        ),
         ({"tools": ["divide", 7]}, r"item 1 is 7; give tool names"),
         ({"tools": [""]}, r"item 0 is ''; give tool names"),
     ],

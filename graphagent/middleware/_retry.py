@@ -9,11 +9,10 @@ import asyncio
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
 from graphagent.errors import MiddlewareError
@@ -224,28 +223,6 @@ def retry_policy(
         max_delay=_check_number(owner, "max_delay", max_delay, allow_infinity=True),
         jitter=_check_jitter(owner, jitter),
     )
-
-
-def tool_names(owner: str, tools: Any) -> frozenset[str] | None:
-    """The names a ``tools=`` option limits retrying to (``None``: every tool)."""
-    if tools is None:
-        return None
-    if isinstance(tools, str | BaseTool) or not isinstance(tools, Iterable):
-        raise _invalid(owner, "tools", tools, "must be a list of tool names or BaseTools")
-    names: set[str] = set()
-    for item in tools:
-        if isinstance(item, BaseTool):
-            names.add(item.name)
-        elif isinstance(item, str):
-            names.add(item)
-        else:
-            raise _invalid(
-                owner,
-                "tools",
-                tools,
-                f"holds {item!r} ({type(item).__name__}); list tool names (str) or BaseTools",
-            )
-    return frozenset(names)
 
 
 def _check_retry_on(owner: str, retry_on: Any) -> RetryOn:

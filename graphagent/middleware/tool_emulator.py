@@ -24,6 +24,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent.errors import MiddlewareError
+from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
 from graphagent.models import MissingIntegrationError, ModelSpec
 from graphagent.state import AgentState, ResponseT
@@ -58,7 +59,7 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
         """Choose the tools to emulate (``None``: all) and the model that emulates them."""
         super().__init__()
         self.emulate_all: bool = tools is None
-        self.tools_to_emulate: frozenset[str] = _names(tools)
+        self.tools_to_emulate: frozenset[str] = tool_names("LLMToolEmulator", tools) or frozenset()
         self._model = _checked_model(model)
         self._loaded: BaseChatModel | None = None
 
@@ -69,14 +70,8 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Reject names in ``tools`` that are not tools the agent executes."""
-        executed = {tool.name for tool in agent.tools}
-        unknown = sorted(self.tools_to_emulate - executed)
-        if unknown:
-            raise MiddlewareError(
-                f"{self.name}: tools= names {unknown}, which the agent does not execute; its "
-                f"tools are {sorted(executed)}. Fix the name(s), or add the tool(s) to "
-                "create_agent(tools=...)."
-            )
+        executed = AgentFacts(agent.tools, agent.checkpointer)  # provider tools are not emulated
+        check_known(self.name, self.tools_to_emulate, executed)
 
     def wrap_tool_call(
         self,
@@ -159,28 +154,6 @@ def _parameters(tool: BaseTool) -> dict[str, Any]:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _names(tools: object) -> frozenset[str]:
-    if tools is None:
-        return frozenset()
-    if isinstance(tools, str | BaseTool) or not isinstance(tools, Sequence | set | frozenset):
-        raise MiddlewareError(
-            f"LLMToolEmulator: tools={tools!r} is not a list; pass a list of tool names or "
-            "tools, e.g. tools=['get_weather'], or None to emulate every tool."
-        )
-    names: set[str] = set()
-    for index, item in enumerate(tools):
-        if isinstance(item, BaseTool):
-            names.add(item.name)
-        elif isinstance(item, str) and item:
-            names.add(item)
-        else:
-            raise MiddlewareError(
-                f"LLMToolEmulator: tools[{index}] is {item!r}; each item must be a tool name or "
-                "a BaseTool (a function decorated with @tool)."
-            )
-    return frozenset(names)
 
 
 def _checked_model(model: object) -> BaseChatModel | ModelSpec:

@@ -13,6 +13,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
+from graphagent.middleware._tool_option import tool_names
 from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
 
@@ -55,7 +56,7 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
         self.on_error = on_error
         self.aon_error = aon_error
         # Not `self.tools`: on a middleware that attribute registers tools with the agent.
-        self._covered = _tool_names(tools)
+        self._covered = tool_names("ToolErrorMiddleware", tools, empty_ok=False)
 
     @property
     def covered_tools(self) -> frozenset[str] | None:
@@ -152,34 +153,3 @@ def _check_callable(parameter: str, value: object) -> None:
             f"is not callable; pass a function {parameter}(exc, request) returning a str, or None "
             "to re-raise."
         )
-
-
-def _tool_names(tools: Sequence[BaseTool | str] | None) -> frozenset[str] | None:
-    if tools is None:
-        return None
-    if isinstance(tools, str | BaseTool):
-        raise MiddlewareError(
-            f"ToolErrorMiddleware(tools=...) got a single {type(tools).__name__}; pass a list, "
-            f"e.g. tools=[{_show(tools)}]."
-        )
-    names = []
-    for position, item in enumerate(tools):
-        if isinstance(item, BaseTool):
-            names.append(item.name)
-        elif isinstance(item, str) and item:
-            names.append(item)
-        else:
-            raise MiddlewareError(
-                f"ToolErrorMiddleware(tools=...) item {position} is {item!r}; give tool names "
-                "(non-empty str) or BaseTool instances."
-            )
-    if not names:
-        raise MiddlewareError(
-            "ToolErrorMiddleware(tools=[]) would handle no tool at all; pass tools=None (the "
-            "default) to cover every tool, or list the tools to cover."
-        )
-    return frozenset(names)
-
-
-def _show(tool: BaseTool | str) -> str:
-    return repr(tool if isinstance(tool, str) else tool.name)

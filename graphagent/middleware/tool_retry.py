@@ -20,8 +20,8 @@ from graphagent.middleware._retry import (
     failure_text,
     retry_by_default,
     retry_policy,
-    tool_names,
 )
+from graphagent.middleware._tool_option import tool_names
 from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
 

@@ -1,0 +1,52 @@
+"""The ``tools=`` option of built-ins that act on some tools only: names, checked once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from graphagent.errors import MiddlewareError
+from graphagent.middleware.base import AgentFacts
+
+
+def tool_names(
+    owner: str, value: Any, *, parameter: str = "tools", empty_ok: bool = True
+) -> frozenset[str] | None:
+    """The names in a list of tool names and ``BaseTool``s; ``None`` stays ``None`` (every tool)."""
+    if value is None:
+        return None
+    if isinstance(value, str | BaseTool) or not isinstance(value, Iterable):
+        example = value.name if isinstance(value, BaseTool) else value
+        raise MiddlewareError(
+            f"{owner}({parameter}={value!r}): {parameter} is not a list; pass a list of tool "
+            f"names or tools, e.g. {parameter}=[{example!r}]."
+        )
+    names: list[str] = []
+    for position, item in enumerate(value):
+        if isinstance(item, BaseTool):
+            names.append(item.name)
+        elif isinstance(item, str) and item:
+            names.append(item)
+        else:
+            raise MiddlewareError(
+                f"{owner}({parameter}=...): item {position} is {item!r}; give tool names "
+                "(non-empty str) or BaseTool instances."
+            )
+    if not names and not empty_ok:
+        raise MiddlewareError(
+            f"{owner}({parameter}=[]) would cover no tool at all; pass {parameter}=None (the "
+            "default) to cover every tool, or list the tools to cover."
+        )
+    return frozenset(names)
+
+
+def check_known(owner: str, names: frozenset[str] | None, agent: AgentFacts) -> None:
+    """Fail the build when ``names`` holds a tool the agent does not have (a typo, usually)."""
+    unknown = sorted((names or frozenset()) - agent.tool_names)
+    if unknown:
+        raise MiddlewareError(
+            f"{owner}(tools=...) names {unknown}, which the agent does not have; its tools are "
+            f"{sorted(agent.tool_names)}."
+        )

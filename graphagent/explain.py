@@ -42,6 +42,8 @@ class Explanation:
 
     name: str
     order: dict[str, tuple[str, ...]]
+    orders: dict[str, int]
+    """The ``order`` of each middleware that does not use the default 0."""
     jumps: tuple[tuple[str, str, str], ...]
     runs: tuple[HookRun, ...]
     fields: tuple[tuple[str, str, str, str], ...]
@@ -53,6 +55,9 @@ class Explanation:
         tools = f" with tools: {', '.join(self.tools)}" if self.tools else ""
         lines = [f"Agent '{self.name}'{tools}"]
         lines.append("Execution order (before_* in list order, after_* reversed, wraps nested):")
+        if self.orders:
+            given = ", ".join(f"{name}={order}" for name, order in self.orders.items())
+            lines.append(f"  (order given: {given}; higher is outer, the rest 0)")
         for position, names in self.order.items():
             if names:
                 joiner = " ⊃ " if position in _NESTED else " → "
@@ -83,6 +88,7 @@ def explain(graph: Any, node: str | None = None) -> Explanation:
     return Explanation(
         name=agent.name,
         order={p: tuple(h.owner for h in _hooks(agent.plan, p)) for p in POSITIONS},
+        orders={m.name: m.order for m in agent.plan.middleware if m.order},
         jumps=tuple(
             (hook.node, target, agent.plan.routes[hook.node].jumps[target])
             for hook in agent.plan.node_hooks

@@ -81,6 +81,7 @@ def test_the_text_says_what_runs_in_what_order_and_how() -> None:
         [
             "Agent 'helper' with tools: add",
             "Execution order (before_* in list order, after_* reversed, wraps nested):",
+            "  (order given: Tracer=10; higher is outer, the rest 0)",
             "  wrap_agent       trace",
             "  before_model     guard",
             "  wrap_model_call  Tracer ⊃ retry",

@@ -72,3 +72,19 @@ def test_order_must_be_an_int(bad: Any) -> None:
         MiddlewareError, match=r"middleware\[0\] 'x' has order=.*; order must be an int"
     ):
         create_agent(ScriptedChatModel([]), middleware=[Logged("x", bad, [])])
+
+
+def test_decorators_take_an_order() -> None:
+    from graphagent.middleware import before_model, dynamic_prompt
+
+    @before_model(order=5)
+    def first(state: Any, runtime: Any) -> None:
+        return None
+
+    @dynamic_prompt(order=-2)
+    def prompt(request: Any) -> str:
+        return "be brief"
+
+    assert (first.order, prompt.order) == (5, -2)
+    plan = compile_plan([Logged("plain", 0, []), prompt, first])
+    assert [m.name for m in plan.middleware] == ["first", "plain", "prompt"]

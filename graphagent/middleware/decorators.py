@@ -49,6 +49,7 @@ class _HookDecorator:
         state_schema: type[Any] | None = None,
         tools: Sequence[BaseTool] | None = None,
         can_jump_to: Sequence[JumpTo] | None = None,
+        order: int = 0,
     ) -> Callable[[Callable[..., Any]], AgentMiddleware]: ...
 
     def __call__(
@@ -60,6 +61,7 @@ class _HookDecorator:
         state_schema: type[Any] | None = None,
         tools: Sequence[BaseTool] | None = None,
         can_jump_to: Sequence[JumpTo] | None = None,
+        order: int = 0,
     ) -> AgentMiddleware | Callable[[Callable[..., Any]], AgentMiddleware]:
         targets = self._check_targets(can_jump_to)
 
@@ -73,6 +75,7 @@ class _HookDecorator:
                 {prefix + self.hook: method},
                 state_schema=state_schema,
                 tools=tools,
+                order=order,
                 doc=fn.__doc__,
                 module=fn.__module__,
             )
@@ -129,6 +132,7 @@ def middleware_from_methods(
     *,
     state_schema: type[Any] | None = None,
     tools: Sequence[BaseTool] | None = None,
+    order: int = 0,
     doc: str | None = None,
     module: str | None = None,
 ) -> AgentMiddleware:
@@ -137,6 +141,7 @@ def middleware_from_methods(
         **methods,
         "state_schema": state_schema or AgentState,
         "tools": list(tools or ()),
+        "order": order,
         "__doc__": doc,
         "__module__": module or __name__,
     }
@@ -174,6 +179,7 @@ def dynamic_prompt(
     name: str | None = None,
     state_schema: type[Any] | None = None,
     tools: Sequence[BaseTool] | None = None,
+    order: int = 0,
 ) -> Callable[[PromptFn], AgentMiddleware]: ...
 
 
@@ -184,6 +190,7 @@ def dynamic_prompt(
     name: str | None = None,
     state_schema: type[Any] | None = None,
     tools: Sequence[BaseTool] | None = None,
+    order: int = 0,
 ) -> AgentMiddleware | Callable[[PromptFn], AgentMiddleware]:
     """Set the system message of each model call from ``fn(request) -> str | SystemMessage``.
 
@@ -226,6 +233,7 @@ def dynamic_prompt(
             methods,
             state_schema=state_schema,
             tools=tools,
+            order=order,
             doc=fn.__doc__,
             module=fn.__module__,
         )

@@ -19,32 +19,43 @@ __all__ = ["InlineToolNode", "RunnableCallable"]
 
 _OWN_FIELDS = ("state", "tool_call_id", "config", "tools")
 _SHARED_FIELDS = tuple(f.name for f in dataclasses.fields(ToolRuntime) if f.name not in _OWN_FIELDS)
-_PRIVATE_API = ("_func", "_run_one", "_combine_tool_outputs")
+_PRIVATE_API = ("_func", "_afunc", "_run_one", "_arun_one", "_combine_tool_outputs")
 
 
 class InlineToolNode(ToolNode):
-    """``ToolNode`` that runs a single tool call on the task's own thread.
+    """``ToolNode`` that runs a single tool call right in the node's task.
 
     graphagent dispatches each tool call as a task of its own (one ``Send`` each), and
-    ``ToolNode``'s sync path starts a new thread pool for every task even when it holds one call
-    — a new OS thread per tool step. With one call there is nothing to run in parallel, so it runs
-    here; any other input takes ``ToolNode``'s own path. Parallel calls still run in parallel:
-    they are separate tasks, which langgraph runs concurrently.
+    ``ToolNode`` starts a new thread pool (sync) or gathers a new asyncio task (async) for every
+    task even when it holds one call — a new OS thread per tool step. With one call there is
+    nothing to run in parallel, so it runs here; any other input takes ``ToolNode``'s own path.
+    Parallel calls still run in parallel: they are separate tasks, which langgraph runs
+    concurrently.
     """
 
     def _func(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
         if not _single_call(input):
             return super()._func(input, config, runtime)
-        call = input["tool_call"]
-        tool_runtime = ToolRuntime(
+        output = self._run_one(
+            input["tool_call"], "tool_calls", self._runtime(input, config, runtime)
+        )
+        return self._combine_tool_outputs([output], "tool_calls")
+
+    async def _afunc(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
+        if not _single_call(input):
+            return await super()._afunc(input, config, runtime)
+        tool_runtime = self._runtime(input, config, runtime)
+        output = await self._arun_one(input["tool_call"], "tool_calls", tool_runtime)
+        return self._combine_tool_outputs([output], "tool_calls")
+
+    def _runtime(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> ToolRuntime:
+        return ToolRuntime(
             state=input["state"],
-            tool_call_id=call["id"],
+            tool_call_id=input["tool_call"]["id"],
             config=config,
             tools=list(self.tools_by_name.values()),
             **{name: getattr(runtime, name) for name in _SHARED_FIELDS if hasattr(runtime, name)},
         )
-        output = self._run_one(call, "tool_calls", tool_runtime)
-        return self._combine_tool_outputs([output], "tool_calls")
 
 
 def _single_call(input: Any) -> bool:

@@ -1,5 +1,6 @@
 """graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
 
+from graphagent.agent import AgentRuntime, CompiledAgent
 from graphagent.composition import as_tool
 from graphagent.errors import (
     AsyncOnlyHookError,
@@ -16,8 +17,10 @@ from graphagent.models import MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState
 
 __all__ = [
+    "AgentRuntime",
     "AgentState",
     "AsyncOnlyHookError",
+    "CompiledAgent",
     "DuplicateMiddlewareError",
     "GraphAgentError",
     "HookReturnError",

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import AsyncIterator, Coroutine, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.typing import ContextT
 
 from graphagent._plan import Plan
 from graphagent._run import StreamShape, enter, layers_for, leave, run_sync
@@ -94,8 +96,17 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
 
         return {"text/plain": repr(self), "image/svg+xml": draw_svg(self)}
 
-    def _runtime(self, kwargs: dict[str, Any]) -> Runtime[Any]:
-        return Runtime(context=kwargs.get("context"), store=self.store)
+    def _runtime(self, kwargs: dict[str, Any]) -> AgentRuntime[Any]:
+        return AgentRuntime(context=kwargs.get("context"), store=self.store, agent_name=self.name)
+
+
+# Runtime is a frozen dataclass too, declared through a kwargs dict mypy cannot read.
+@dataclass(kw_only=True, slots=True, frozen=True)
+class AgentRuntime(Runtime[ContextT]):  # type: ignore[misc]
+    """What a ``wrap_agent`` hook gets as ``runtime``: LangGraph's ``Runtime`` (the run's
+    ``context``, the agent's ``store``) plus the name of the agent being run."""
+
+    agent_name: str = "agent"
 
 
 _DONE = object()

@@ -410,3 +410,22 @@ def test_async_steps_from_different_tasks_keep_the_run_context() -> None:
 
     assert seen == ["run-x", "run-x"]
     assert any("model" in chunk for chunk in chunks)
+
+
+def test_the_hook_gets_the_run_context_the_store_and_the_agent_name() -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    from graphagent import AgentRuntime
+
+    seen: list[Any] = []
+
+    @wrap_agent
+    def look(state: Any, runtime: Any) -> Generator[None, Any, None]:
+        seen.append((type(runtime), runtime.agent_name, runtime.context, runtime.store))
+        yield
+
+    store = InMemoryStore()
+    agent = create_agent(ScriptedChatModel(["hi"]), middleware=[look], name="helper", store=store)
+    agent.invoke({"messages": ["x"]}, context={"tenant": "acme"})
+
+    assert seen == [(AgentRuntime, "helper", {"tenant": "acme"}, store)]

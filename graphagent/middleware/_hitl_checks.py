@@ -1,0 +1,266 @@
+"""``HumanInTheLoopMiddleware``'s checks: its settings when built, the checkpointer when a run
+starts, and a reviewer's answer (decisions, edited arguments) when a run resumes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, cast
+
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
+from pydantic import BaseModel, ValidationError
+
+from graphagent.errors import MiddlewareError
+from graphagent.middleware._hitl_types import (
+    CONFIG_KEYS,
+    DECISION_TYPES,
+    HITLResponse,
+    InterruptOnConfig,
+    InvalidDecisionError,
+    Review,
+)
+
+OWNER = "HumanInTheLoopMiddleware"
+
+_STILL_OPEN = "Nothing ran; the review is still open, so resume again with corrected decisions."
+
+
+def resolved_interrupt_on(interrupt_on: Any) -> dict[str, InterruptOnConfig]:
+    """The reviewed tools and their checked settings; ``True`` allows every decision."""
+    if not isinstance(interrupt_on, Mapping):
+        raise MiddlewareError(
+            f"{OWNER}: interrupt_on must map tool names to True, False or an "
+            f"InterruptOnConfig, got {interrupt_on!r}."
+        )
+    resolved: dict[str, InterruptOnConfig] = {}
+    for name, setting in interrupt_on.items():
+        if setting is True:
+            resolved[name] = InterruptOnConfig(allowed_decisions=list(DECISION_TYPES))
+        elif isinstance(setting, Mapping):
+            resolved[name] = _checked_config(f"{OWNER}: interrupt_on['{name}']", setting)
+        elif setting is not False:
+            raise MiddlewareError(
+                f"{OWNER}: interrupt_on['{name}'] is {setting!r}; use True, False or "
+                "InterruptOnConfig(allowed_decisions=[...])."
+            )
+    return resolved
+
+
+def _is_schema(value: Any) -> bool:
+    return isinstance(value, dict) or (isinstance(value, type) and issubclass(value, BaseModel))
+
+
+_OPTIONAL_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    (
+        "description",
+        lambda v: isinstance(v, str) or callable(v),
+        "a str or a function (tool_call, state, runtime) -> str",
+    ),
+    ("args_schema", _is_schema, "a JSON schema dict or a pydantic model"),
+    ("when", callable, "a function (request) -> bool"),
+)
+
+
+def _checked_config(where: str, config: Mapping[str, Any]) -> InterruptOnConfig:
+    unknown = sorted(set(config) - CONFIG_KEYS)
+    if unknown:
+        raise MiddlewareError(
+            f"{where} has unknown key(s) {unknown}; the keys are {sorted(CONFIG_KEYS)}."
+        )
+    allowed = config.get("allowed_decisions")
+    if not isinstance(allowed, list | tuple) or not allowed:
+        raise MiddlewareError(
+            f"{where} needs allowed_decisions, a non-empty list drawn from "
+            f"{list(DECISION_TYPES)}, got {allowed!r}."
+        )
+    wrong = [d for d in allowed if d not in DECISION_TYPES]
+    if wrong:
+        raise MiddlewareError(
+            f"{where} allows unknown decision(s) {wrong}; the decisions are {list(DECISION_TYPES)}."
+        )
+    for key, fits, hint in _OPTIONAL_CHECKS:
+        value = config.get(key)
+        if value is not None and not fits(value):
+            raise MiddlewareError(f"{where} has {key}={value!r}; use {hint}.")
+    return cast("InterruptOnConfig", dict(config, allowed_decisions=list(dict.fromkeys(allowed))))
+
+
+def require_checkpointer() -> None:
+    # langgraph puts the saver a run persists to in the config of every task: the graph's own,
+    # or the one a parent graph lends its subgraphs. Without one an interrupt can never resume.
+    if get_config().get(CONF, {}).get(CONFIG_KEY_CHECKPOINTER) is None:
+        raise MiddlewareError(
+            f"{OWNER} pauses runs for review, which needs a checkpointer, and this run has "
+            "none; pass create_agent(..., checkpointer=InMemorySaver()) (or another saver), "
+            "or run the agent inside a graph compiled with one."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EditRules:
+    """What an edited action may name (the agent's tools) and what its arguments must fit."""
+
+    interrupt_on: Mapping[str, InterruptOnConfig]
+    tools: Mapping[str, BaseTool]
+
+    def schemas(self, name: str) -> list[Any]:
+        """What an edit of ``name`` must satisfy: the configured schema, then the tool's own."""
+        config = self.interrupt_on.get(name)
+        tool = self.tools.get(name)
+        schemas = [config and config.get("args_schema"), tool and tool.tool_call_schema]
+        return [schema for schema in schemas if schema]
+
+    def problem(self, edited: Any) -> str | None:
+        """Why ``edited`` cannot run in place of the model's call; ``None`` if it can."""
+        action = edited if isinstance(edited, Mapping) else {}
+        name, args = action.get("name"), action.get("args")
+        if not isinstance(name, str) or not isinstance(args, Mapping):
+            return (
+                f"is 'edit' with edited_action={edited!r}; it must be {{'name': str, 'args': dict}}"
+            )
+        if name not in self.tools:
+            known = sorted(self.tools)
+            return (
+                f"edits the call to '{name}', which the agent does not run; its tools are {known}"
+            )
+        problems = [p for schema in self.schemas(name) for p in _args_problems(schema, args)]
+        if problems:
+            return f"edits '{name}' with invalid arguments {dict(args)!r}: {'; '.join(problems)}"
+        return None
+
+
+def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HITLResponse:
+    """``value`` as the answer to ``reviews``, or :class:`InvalidDecisionError` saying why not."""
+    decisions = value.get("decisions") if isinstance(value, Mapping) else None
+    if not isinstance(decisions, list):
+        raise InvalidDecisionError(
+            f"{OWNER}: resume with {{'decisions': [...]}} (one decision per action "
+            f"request), got {value!r}. {_STILL_OPEN}"
+        )
+    if len(decisions) != len(reviews):
+        names = ", ".join(r.call["name"] for r in reviews)
+        raise InvalidDecisionError(
+            f"{OWNER}: got {len(decisions)} decision(s) for {len(reviews)} tool call(s) "
+            f"awaiting review ({names}); send exactly one per action request, in order. "
+            f"{_STILL_OPEN}"
+        )
+    for index, (review, decision) in enumerate(zip(reviews, decisions, strict=True)):
+        problem = _decision_problem(review, decision, edits)
+        if problem:
+            name = review.call["name"]
+            raise InvalidDecisionError(
+                f"{OWNER}: decision {index} (for the call to '{name}') {problem}. {_STILL_OPEN}",
+                index=index,
+                tool_name=name,
+                allowed=review.allowed,
+            )
+    return HITLResponse(decisions=decisions)
+
+
+def _decision_problem(review: Review, decision: Any, edits: EditRules) -> str | None:
+    kind = decision.get("type") if isinstance(decision, Mapping) else None
+    if kind not in DECISION_TYPES:
+        return f"is {decision!r}; a decision is a dict whose 'type' is one of {review.allowed}"
+    if kind not in review.allowed:
+        return f"is {kind!r}, which is not allowed for this tool; allowed: {review.allowed}"
+    message = decision.get("message")
+    if kind == "respond" and not isinstance(message, str):
+        return "is 'respond' without a 'message' str, the text the model gets as the result"
+    if kind == "reject" and not isinstance(message, str | None):
+        return f"is 'reject' with message={message!r}; the reason must be a str"
+    return edits.problem(decision.get("edited_action")) if kind == "edit" else None
+
+
+def unwrapped(exc: ValidationError) -> Exception:
+    """Our own error, raised by the response check and wrapped by pydantic."""
+    for error in exc.errors():
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, InvalidDecisionError):
+            return cause
+    return exc
+
+
+def response_json_schema(reviews: Sequence[Review]) -> dict[str, Any]:
+    """Published with the interrupt, so a client can render the answer it expects."""
+    action = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "args": {"type": "object"}},
+    }
+    decisions = [
+        {
+            "type": "object",
+            "required": ["type"],
+            "properties": {
+                "type": {"enum": r.allowed},
+                "edited_action": action,
+                "message": {"type": "string"},
+            },
+        }
+        for r in reviews
+    ]
+    items = {
+        "type": "array",
+        "prefixItems": decisions,
+        "minItems": len(reviews),
+        "maxItems": len(reviews),
+    }
+    return {"type": "object", "required": ["decisions"], "properties": {"decisions": items}}
+
+
+def as_json_schema(schema: Any) -> dict[str, Any] | None:
+    """``schema`` as a JSON schema a reviewer can read; ``None`` if it is neither kind."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    return schema if isinstance(schema, dict) else None
+
+
+def _args_problems(schema: Any, args: Mapping[str, Any]) -> list[str]:
+    """Why ``args`` do not fit ``schema`` (a pydantic model or a JSON schema); [] if they do."""
+    if isinstance(schema, dict):
+        return _json_schema_problems(schema, args)
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return []
+    try:
+        schema.model_validate(dict(args))
+    except ValidationError as exc:
+        return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+    return []
+
+
+_JSON_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType(
+    {
+        "string": (str,),
+        "integer": (int,),
+        "number": (int, float),
+        "boolean": (bool,),
+        "array": (list, tuple),
+        "object": (dict,),
+        "null": (type(None),),
+    }
+)
+
+
+def _json_schema_problems(schema: dict[str, Any], args: Mapping[str, Any]) -> list[str]:
+    """Checks the top level only: required keys, unknown keys (with ``additionalProperties:
+    false``) and each argument's JSON type. The tool validates the rest when it runs."""
+    properties = schema.get("properties") or {}
+    problems = [f"{key}: required" for key in schema.get("required", ()) if key not in args]
+    if schema.get("additionalProperties") is False:
+        problems += [
+            f"{key}: not an argument of this tool" for key in args if key not in properties
+        ]
+    for key, value in args.items():
+        expected = (properties.get(key) or {}).get("type")
+        if expected is not None and not _has_json_type(value, expected):
+            problems.append(f"{key}: expected {expected}, got {type(value).__name__}")
+    return problems
+
+
+def _has_json_type(value: Any, expected: str | list[str]) -> bool:
+    names = [expected] if isinstance(expected, str) else expected
+    types = tuple(t for name in names for t in _JSON_TYPES.get(name, (object,)))
+    # bool is an int in Python, but not a JSON integer or number.
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))

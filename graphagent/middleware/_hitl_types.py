@@ -1,0 +1,163 @@
+"""The records of a human review: what the reviewer is shown, what they answer, how a tool is
+reviewed, the state field and the error. ``human_in_the_loop`` re-exports the public ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, NotRequired, get_args
+
+from langchain_core.messages import ToolCall
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from graphagent.errors import GraphAgentError
+from graphagent.state import AgentState, PrivateStateAttr, ResponseT
+
+DecisionType = Literal["approve", "edit", "reject", "respond"]
+"""What a reviewer can decide about one tool call."""
+
+DECISION_TYPES: tuple[DecisionType, ...] = get_args(DecisionType)
+
+
+class Action(TypedDict):
+    """A tool call as a reviewer sees or rewrites it: the tool's name and its arguments."""
+
+    name: str
+    args: dict[str, Any]
+
+
+class ActionRequest(TypedDict):
+    """One tool call awaiting review, with the text shown to the reviewer."""
+
+    name: str
+    args: dict[str, Any]
+    description: NotRequired[str]
+
+
+class ReviewConfig(TypedDict):
+    """What the reviewer may decide about the action request at the same position."""
+
+    action_name: str
+    allowed_decisions: list[DecisionType]
+    args_schema: NotRequired[dict[str, Any]]
+    """With ``edit`` allowed: the JSON schema an edit's arguments are checked against."""
+
+
+class HITLRequest(TypedDict):
+    """The value of the interrupt: every call of one model turn that awaits review."""
+
+    action_requests: list[ActionRequest]
+    review_configs: list[ReviewConfig]
+
+
+class ApproveDecision(TypedDict):
+    """Run the call as the model made it."""
+
+    type: Literal["approve"]
+
+
+class EditDecision(TypedDict):
+    """Run ``edited_action`` in place of the model's call."""
+
+    type: Literal["edit"]
+    edited_action: Action
+
+
+class RejectDecision(TypedDict):
+    """Do not run the call; ``message`` (the reviewer's reason) goes to the model."""
+
+    type: Literal["reject"]
+    message: NotRequired[str]
+
+
+class RespondDecision(TypedDict):
+    """Do not run the call; ``message`` goes to the model as the tool's result."""
+
+    type: Literal["respond"]
+    message: str
+
+
+Decision = ApproveDecision | EditDecision | RejectDecision | RespondDecision
+
+
+class HITLResponse(TypedDict):
+    """The resume value: one decision per action request, in the same order."""
+
+    decisions: list[Decision]
+
+
+DescriptionFactory = Callable[[ToolCall, AgentState[Any], Runtime[Any]], str]
+"""Writes the reviewer's text for one call from the call, the agent state and the runtime."""
+
+
+class InterruptOnConfig(TypedDict):
+    """How calls of one tool are reviewed."""
+
+    allowed_decisions: list[DecisionType]
+    description: NotRequired[str | DescriptionFactory]
+    """The reviewer's text: fixed, or written per call (default: the prefix, tool and args)."""
+    args_schema: NotRequired[dict[str, Any] | type[BaseModel]]
+    """A JSON schema or pydantic model that edited arguments must also satisfy."""
+    when: NotRequired[Callable[[ToolCallRequest], bool]]
+    """Review only the calls for which this returns True (it must answer alike on resume)."""
+
+
+CONFIG_KEYS = frozenset(InterruptOnConfig.__annotations__)
+
+
+def _merge_decisions(
+    current: dict[str, DecisionType] | None, update: dict[str, DecisionType]
+) -> dict[str, DecisionType]:
+    return {**(current or {}), **update}
+
+
+class HumanInTheLoopState(AgentState[ResponseT]):
+    """The agent state with the decision made for each reviewed tool call, by call id."""
+
+    hitl_decisions: NotRequired[
+        Annotated[dict[str, DecisionType], _merge_decisions, PrivateStateAttr]
+    ]
+
+
+class InvalidDecisionError(GraphAgentError, ValueError):
+    """A resume answer that does not fit the open review. Nothing ran and nothing was saved, so
+    the same review can be answered again.
+
+    ``index`` is the position of the faulty decision (``None`` when the answer as a whole is
+    wrong), ``tool_name`` the reviewed tool, ``allowed`` the decisions allowed for it.
+    """
+
+    # Tracebacks, traces and pickles name the error by its public home, as before the split.
+    __module__ = "graphagent.middleware.human_in_the_loop"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        index: int | None = None,
+        tool_name: str | None = None,
+        allowed: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.index = index
+        self.tool_name = tool_name
+        self.allowed = tuple(allowed)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (str(self),), self.__dict__
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """One pending call put to the reviewer: what is shown, and what may be decided."""
+
+    call: ToolCall
+    action: ActionRequest
+    review: ReviewConfig
+
+    @property
+    def allowed(self) -> list[DecisionType]:
+        return self.review["allowed_decisions"]

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import ipaddress
-import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypedDict, TypeVar, get_args
-from urllib.parse import urlparse
+from typing import Any, TypeAlias, TypeVar, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -17,6 +13,20 @@ from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
 from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent.middleware._pii_detectors import (
+    BUILTIN_DETECTORS,
+    BuiltinType,
+    Detector,
+    FindMatches,
+    PIIMatch,
+    detect_credit_card,
+    detect_email,
+    detect_ip,
+    detect_mac_address,
+    detect_url,
+    resolve_detector,
+)
+from graphagent.middleware._pii_redaction import Strategy, replaced, without_overlaps
 from graphagent.middleware._replay import hold_back
 from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
@@ -33,22 +43,7 @@ __all__ = [
     "detect_url",
 ]
 
-Strategy: TypeAlias = Literal["block", "redact", "mask", "hash"]
-BuiltinType: TypeAlias = Literal["email", "credit_card", "ip", "mac_address", "url"]
 M = TypeVar("M", bound=BaseMessage)
-
-
-class PIIMatch(TypedDict):
-    """One piece of personal data found in a text: its type, the text, and where it is."""
-
-    type: str
-    value: str
-    start: int
-    end: int
-
-
-Detector: TypeAlias = Callable[[str], Sequence[PIIMatch | Mapping[str, Any]]]
-"""Finds matches in a text: dicts with ``start`` and ``end`` (``value`` and ``type`` optional)."""
 
 
 class PIIDetectionError(GraphAgentError):
@@ -69,126 +64,7 @@ class PIIDetectionError(GraphAgentError):
         )
 
 
-# -- detectors ------------------------------------------------------------------------------
-
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-# Grouped 4-4-4-4(-1..3) or Amex 4-6-5 with one consistent separator, or 13 to 19 bare digits.
-_CARD = re.compile(
-    r"\b(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{5}|\d{13,19})\b"
-)
-_IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
-_IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
-_MAC = re.compile(r"\b[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}\b")
-_URL = re.compile(
-    r"\bhttps?://[^\s<>\"'`]+"
-    r"|\bwww\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+[^\s<>\"'`]*"
-    r"|\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/[^\s<>\"'`]*"
-)
-_URL_TRAILER = ".,;:!?)]}"
-
-
-def _found(pii_type: str, text: str, start: int, end: int) -> PIIMatch:
-    return PIIMatch(type=pii_type, value=text[start:end], start=start, end=end)
-
-
-def detect_email(content: str) -> list[PIIMatch]:
-    """Email addresses."""
-    return [_found("email", content, m.start(), m.end()) for m in _EMAIL.finditer(content)]
-
-
-def detect_credit_card(content: str) -> list[PIIMatch]:
-    """Card numbers (13 to 19 digits, plain or grouped) that pass the Luhn checksum."""
-    return [
-        _found("credit_card", content, m.start(), m.end())
-        for m in _CARD.finditer(content)
-        if _passes_luhn(m.group())
-    ]
-
-
-def _passes_luhn(number: str) -> bool:
-    digits = [int(c) for c in reversed(number) if c.isdigit()]
-    doubled = (d * 2 - 9 if d * 2 > 9 else d * 2 for d in digits[1::2])
-    return (sum(digits[::2]) + sum(doubled)) % 10 == 0
-
-
-def detect_ip(content: str) -> list[PIIMatch]:
-    """IPv4 and IPv6 addresses that the standard library accepts."""
-    candidates = [*_IPV4.finditer(content), *_IPV6.finditer(content)]
-    found = [m for m in candidates if _is_ip(m.group())]
-    return [_found("ip", content, m.start(), m.end()) for m in sorted(found, key=re.Match.start)]
-
-
-def _is_ip(candidate: str) -> bool:
-    if ":" in candidate and not any(c in "0123456789abcdefABCDEF" for c in candidate):
-        return False  # "::" alone is an address, but in prose it is punctuation
-    try:
-        ipaddress.ip_address(candidate)
-    except ValueError:
-        return False
-    return True
-
-
-def detect_mac_address(content: str) -> list[PIIMatch]:
-    """MAC addresses: six hex pairs separated by one of ``:`` or ``-`` throughout."""
-    return [_found("mac_address", content, m.start(), m.end()) for m in _MAC.finditer(content)]
-
-
-def detect_url(content: str) -> list[PIIMatch]:
-    """``http(s)://`` URLs, ``www.`` hosts, and bare ``host.tld/path`` links.
-
-    A bare ``example.com`` without a path is left alone: in prose it is usually a name.
-    Trailing punctuation (``.``, ``)``...) is not part of the match.
-    """
-    found: list[PIIMatch] = []
-    for m in _URL.finditer(content):
-        end = m.start() + len(m.group().rstrip(_URL_TRAILER))
-        url = content[m.start() : end]
-        if urlparse(url if "://" in url else f"http://{url}").netloc:
-            found.append(_found("url", content, m.start(), end))
-    return found
-
-
-_BUILTIN: Mapping[str, Callable[[str], list[PIIMatch]]] = {
-    "email": detect_email,
-    "credit_card": detect_credit_card,
-    "ip": detect_ip,
-    "mac_address": detect_mac_address,
-    "url": detect_url,
-}
-
-
-# -- strategies -----------------------------------------------------------------------------
-
-
-def _masked(pii_type: str, value: str) -> str:
-    if pii_type == "email":
-        local, _, domain = value.partition("@")
-        return f"{local[:1]}***@{domain}"
-    if pii_type in ("credit_card", "mac_address"):
-        # Every digit (hex digit for a MAC) but the last four (two) hidden; separators kept.
-        keep, hidden = (
-            (4, "0123456789") if pii_type == "credit_card" else (2, "0123456789abcdefABCDEF")
-        )
-        positions = [i for i, c in enumerate(value) if c in hidden]
-        cut = set(positions[:-keep])
-        return "".join("*" if i in cut else c for i, c in enumerate(value))
-    if pii_type == "ip" and value.count(".") == 3:
-        return "*.*.*." + value.rsplit(".", 1)[1]
-    if pii_type == "url":
-        return "[MASKED_URL]"
-    return f"****{value[-4:]}" if len(value) > 4 else "****"
-
-
-def _hashed(pii_type: str, value: str) -> str:
-    return f"<{pii_type}_hash:{hashlib.sha256(value.encode()).hexdigest()[:8]}>"
-
-
-def _replacement(strategy: Strategy, match: PIIMatch) -> str:
-    if strategy == "mask":
-        return _masked(match["type"], match["value"])
-    if strategy == "hash":
-        return _hashed(match["type"], match["value"])
-    return f"[REDACTED_{match['type'].upper()}]"
+# -- applying one type's rule ---------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,71 +74,17 @@ class _Rule:
     owner: str
     pii_type: str
     strategy: Strategy
-    detect: Callable[[str], list[PIIMatch]]
+    detect: FindMatches
 
     def apply(self, text: str, where: str, strategy: Strategy | None = None) -> str:
         """``text`` with every match replaced (or PIIDetectionError under ``"block"``)."""
-        matches = _without_overlaps(self.detect(text))
+        matches = without_overlaps(self.detect(text))
         if not matches:
             return text
         strategy = strategy or self.strategy
         if strategy == "block":
             raise PIIDetectionError(self.pii_type, matches, f"{where} ({self.owner})")
-        pieces, position = [], 0
-        for match in matches:
-            pieces += [text[position : match["start"]], _replacement(strategy, match)]
-            position = match["end"]
-        return "".join([*pieces, text[position:]])
-
-
-def _resolve_detector(owner: str, pii_type: str, detector: Any) -> Callable[[str], list[PIIMatch]]:
-    if detector is None:
-        if pii_type not in _BUILTIN:
-            raise MiddlewareError(
-                f"{owner}: pii_type={pii_type!r} is not a built-in type and no detector was "
-                f"given; use one of {sorted(_BUILTIN)}, or pass detector= (a regex or a function)."
-            )
-        return _BUILTIN[pii_type]
-    if isinstance(detector, str):
-        try:
-            pattern = re.compile(detector)
-        except re.error as error:
-            raise MiddlewareError(
-                f"{owner}: detector={detector!r} is not a valid regular expression ({error}); "
-                "fix the pattern, or pass a function."
-            ) from None
-        return lambda text: [
-            _found(pii_type, text, m.start(), m.end()) for m in pattern.finditer(text) if m.group()
-        ]
-    if callable(detector):
-        return lambda text: _normalized(owner, pii_type, text, detector(text))
-    raise MiddlewareError(
-        f"{owner}: detector is {type(detector).__name__}; pass a regex string, a function "
-        "returning PIIMatch dicts, or None for a built-in type."
-    )
-
-
-def _normalized(owner: str, pii_type: str, text: str, raw: Any) -> list[PIIMatch]:
-    """A custom detector's matches, checked; the value is always the text between the bounds."""
-    spans: list[PIIMatch] = []
-    for item in raw or ():
-        start, end = item.get("start"), item.get("end")
-        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
-            raise TypeError(
-                f"{owner}: the detector returned a match with start={start!r}, end={end!r}; each "
-                f"match needs integer 'start' < 'end' within the text (length {len(text)})."
-            )
-        spans.append(_found(str(item.get("type") or pii_type), text, start, end))
-    return spans
-
-
-def _without_overlaps(matches: list[PIIMatch]) -> list[PIIMatch]:
-    """In text order; of overlapping matches the one starting first (then the longest) wins."""
-    kept: list[PIIMatch] = []
-    for match in sorted(matches, key=lambda m: (m["start"], -m["end"])):
-        if not kept or match["start"] >= kept[-1]["end"]:
-            kept.append(match)
-    return kept
+        return replaced(text, matches, strategy)
 
 
 # -- message content ------------------------------------------------------------------------
@@ -360,8 +182,9 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         owner = type(self).__name__
         if not isinstance(pii_type, str) or not pii_type or any(c in pii_type for c in ":|"):
             raise MiddlewareError(
-                f"{owner}: pii_type={pii_type!r} must be a non-empty string without ':' or "
-                f"'|' (it names the middleware); the built-in types are {sorted(_BUILTIN)}."
+                f"{owner}: pii_type={pii_type!r} must be a non-empty string without ':' or '|' "
+                "(it names the middleware); the built-in types are "
+                f"{sorted(BUILTIN_DETECTORS)}."
             )
         if strategy not in get_args(Strategy):
             raise MiddlewareError(
@@ -375,7 +198,7 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         self.name = f"{owner}[{pii_type}]"
         self.pii_type = pii_type
         self.strategy: Strategy = strategy
-        self.detector = _resolve_detector(self.name, pii_type, detector)
+        self.detector = resolve_detector(self.name, pii_type, detector)
         self.apply_to_input = apply_to_input
         self.apply_to_output = apply_to_output
         self.apply_to_tool_results = apply_to_tool_results

@@ -1,0 +1,60 @@
+"""What found personal data becomes: the redact, mask and hash strategies applied to a text."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal, TypeAlias
+
+from graphagent.middleware._pii_detectors import PIIMatch
+
+Strategy: TypeAlias = Literal["block", "redact", "mask", "hash"]
+
+
+def replaced(text: str, matches: list[PIIMatch], strategy: Strategy) -> str:
+    """``text`` with each of ``matches`` (in order, not overlapping) replaced per ``strategy``
+    (``"block"`` is the caller's to handle: here it would redact)."""
+    pieces, position = [], 0
+    for match in matches:
+        pieces += [text[position : match["start"]], _replacement(strategy, match)]
+        position = match["end"]
+    return "".join([*pieces, text[position:]])
+
+
+def without_overlaps(matches: list[PIIMatch]) -> list[PIIMatch]:
+    """In text order; of overlapping matches the one starting first (then the longest) wins."""
+    kept: list[PIIMatch] = []
+    for match in sorted(matches, key=lambda m: (m["start"], -m["end"])):
+        if not kept or match["start"] >= kept[-1]["end"]:
+            kept.append(match)
+    return kept
+
+
+def _replacement(strategy: Strategy, match: PIIMatch) -> str:
+    if strategy == "mask":
+        return _masked(match["type"], match["value"])
+    if strategy == "hash":
+        return _hashed(match["type"], match["value"])
+    return f"[REDACTED_{match['type'].upper()}]"
+
+
+def _masked(pii_type: str, value: str) -> str:
+    if pii_type == "email":
+        local, _, domain = value.partition("@")
+        return f"{local[:1]}***@{domain}"
+    if pii_type in ("credit_card", "mac_address"):
+        # Every digit (hex digit for a MAC) but the last four (two) hidden; separators kept.
+        keep, hidden = (
+            (4, "0123456789") if pii_type == "credit_card" else (2, "0123456789abcdefABCDEF")
+        )
+        positions = [i for i, c in enumerate(value) if c in hidden]
+        cut = set(positions[:-keep])
+        return "".join("*" if i in cut else c for i, c in enumerate(value))
+    if pii_type == "ip" and value.count(".") == 3:
+        return "*.*.*." + value.rsplit(".", 1)[1]
+    if pii_type == "url":
+        return "[MASKED_URL]"
+    return f"****{value[-4:]}" if len(value) > 4 else "****"
+
+
+def _hashed(pii_type: str, value: str) -> str:
+    return f"<{pii_type}_hash:{hashlib.sha256(value.encode()).hexdigest()[:8]}>"

@@ -16,11 +16,12 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NoReturn, Protocol, TypeAlias
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.typing import ContextT
 
 from graphagent.errors import MiddlewareError
+from graphagent.middleware._context_size import TokenCounter, tool_caller
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
@@ -35,9 +36,6 @@ __all__ = [
 
 DEFAULT_TOOL_PLACEHOLDER = "[cleared]"
 """What a cleared tool result says instead of its content."""
-
-TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
-"""Counts the tokens of a list of messages."""
 
 TokenCountMethod: TypeAlias = Literal["approximate", "model"]
 _METHODS = ("approximate", "model")
@@ -105,7 +103,7 @@ class ClearToolUsesEdit:
         assert isinstance(answer, ToolMessage)
         if answer.response_metadata.get(_MARKER, {}).get("cleared"):
             return None
-        caller = _caller(messages, index, answer.tool_call_id)
+        caller = tool_caller(messages, index, answer.tool_call_id)
         if caller is None:
             return None
         ai = messages[caller]
@@ -229,19 +227,6 @@ def _tool_names(value: object) -> tuple[str, ...]:
 
 def _fail(parameter: str, problem: str) -> NoReturn:
     raise MiddlewareError(f"ClearToolUsesEdit: {parameter} {problem}.")
-
-
-def _caller(messages: Sequence[AnyMessage], index: int, call_id: str) -> int | None:
-    """The index of the nearest AI message before ``index`` that made the call ``call_id``."""
-    return next(
-        (
-            i
-            for i in range(index - 1, -1, -1)
-            if isinstance(m := messages[i], AIMessage)
-            and any(call["id"] == call_id for call in m.tool_calls)
-        ),
-        None,
-    )
 
 
 def _cleared_answer(answer: ToolMessage, placeholder: str) -> ToolMessage:

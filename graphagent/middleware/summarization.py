@@ -17,19 +17,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import string
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    AnyMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.messages.utils import (
     count_tokens_approximately,
     get_buffer_string,
@@ -41,6 +33,18 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.typing import ContextT
 
 from graphagent.errors import MiddlewareError
+from graphagent.middleware._context_size import (
+    ContextFraction,
+    ContextMessages,
+    ContextSize,
+    ContextTokens,
+    CutRule,
+    TokenCounter,
+    Trigger,
+    TriggerClause,
+    copied,
+    max_input_tokens,
+)
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import MissingIntegrationError, ModelSpec, resolve_model
 from graphagent.state import AgentState, ResponseT
@@ -58,32 +62,6 @@ __all__ = [
     "TokenCounter",
     "TriggerClause",
 ]
-
-ContextFraction: TypeAlias = tuple[Literal["fraction"], float]
-"""A share of the model's input window (its profile's max_input_tokens): ``("fraction", 0.8)``."""
-
-ContextTokens: TypeAlias = tuple[Literal["tokens"], int]
-"""A number of tokens, as counted by ``token_counter``: ``("tokens", 4000)``."""
-
-ContextMessages: TypeAlias = tuple[Literal["messages"], int]
-"""A number of messages: ``("messages", 20)``."""
-
-ContextSize: TypeAlias = ContextFraction | ContextTokens | ContextMessages
-"""An amount of conversation: when to summarize (``trigger``) or how much to keep (``keep``)."""
-
-
-class TriggerClause(TypedDict, total=False):
-    """Thresholds that must all be reached together: ``{"tokens": 4000, "messages": 10}``."""
-
-    tokens: int
-    messages: int
-    fraction: float
-
-
-TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
-"""Counts the tokens of a list of messages."""
-
-Trigger: TypeAlias = ContextSize | TriggerClause | list[ContextSize | TriggerClause]
 
 DEFAULT_SUMMARY_PROMPT = """You are condensing the history of a conversation between a user and \
 an AI assistant that can use tools. The history below is about to be deleted; your notes are \
@@ -118,32 +96,12 @@ SUMMARY_HEADER = "Here is a summary of the conversation so far:"
 _DEFAULT_KEEP: ContextMessages = ("messages", 20)
 _DEFAULT_TRIM_TOKENS = 4000
 _CHARS_PER_TOKEN = 4  # only to cut a single message too long to trim by whole lines
-_KINDS = ("tokens", "messages", "fraction")
 _XML_BUFFER = "format" in inspect.signature(get_buffer_string).parameters
 _SUMMARY_CONFIG: RunnableConfig = {
     "run_name": "summarize_conversation",
     "tags": [TAG_NOSTREAM],
     "metadata": {"lc_source": "summarization"},
 }
-
-
-@dataclass(frozen=True, slots=True)
-class _Size:
-    """One checked amount: ``kind`` is "tokens", "messages" or "fraction"."""
-
-    kind: str
-    value: float
-
-    def in_tokens(self, max_input_tokens: int | None) -> int:
-        """The amount as a token count (a fraction of the model's window; at least 1)."""
-        if self.kind == "fraction":
-            assert max_input_tokens is not None  # checked when the model became known
-            return max(1, int(max_input_tokens * self.value))
-        return int(self.value)
-
-
-_Clause: TypeAlias = tuple[_Size, ...]
-"""Sizes that must all be reached."""
 
 
 class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
@@ -173,11 +131,9 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         owner = type(self).__name__
         self._choice = _checked_model(owner, model)
         self._built: BaseChatModel | None = None
-        self._clauses = _trigger_clauses(owner, trigger)
-        self._keep = _size(owner, "keep", keep)
-        sizes = [size for clause in self._clauses for size in clause] + [self._keep]
-        self._needs_window = any(size.kind == "fraction" for size in sizes)
-        self.trigger = _copied(trigger)
+        self._rule = CutRule.parse(owner, trigger, keep)
+        self._needs_window = self._rule.needs_window
+        self.trigger = copied(trigger)
         self.keep = keep
         self.token_counter = _checked_callable(owner, "token_counter", token_counter)
         self.summary_prompt = _checked_prompt(owner, summary_prompt)
@@ -219,29 +175,8 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
 
     def _cut(self, messages: Sequence[AnyMessage], model: BaseChatModel | None) -> int | None:
         """Where the kept messages start, or ``None`` when nothing is to be summarized now."""
-        window = _max_input_tokens(model) if model is not None else None
-        if not self._triggered(messages, window):
-            return None
-        if self._keep.kind == "messages":
-            cut = len(messages) - int(self._keep.value)
-        else:
-            cut = _token_cut(messages, self._keep.in_tokens(window), self.token_counter)
-        if cut <= 0:
-            return None
-        return _safe_cut(messages, cut) or None
-
-    def _triggered(self, messages: Sequence[AnyMessage], window: int | None) -> bool:
-        if not self._clauses:
-            return False
-        counts_tokens = any(s.kind != "messages" for c in self._clauses for s in c)
-        tokens = self.token_counter(messages) if counts_tokens else 0
-
-        def reached(size: _Size) -> bool:
-            if size.kind == "messages":
-                return len(messages) >= size.value
-            return tokens >= size.in_tokens(window)
-
-        return any(all(reached(size) for size in clause) for clause in self._clauses)
+        window = max_input_tokens(model) if model is not None else None
+        return self._rule.cut(messages, window, self.token_counter)
 
     # -- writing the summary ----------------------------------------------------------------
 
@@ -264,7 +199,7 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         return model
 
     def _check_profile(self, model: BaseChatModel) -> None:
-        if self._needs_window and _max_input_tokens(model) is None:
+        if self._needs_window and max_input_tokens(model) is None:
             raise MiddlewareError(
                 f"{type(self).__name__}: a 'fraction' trigger or keep needs the model's input "
                 f"window, but {type(model).__name__}.profile has no 'max_input_tokens'; use "
@@ -296,74 +231,6 @@ def _checked_model(owner: str, model: object) -> BaseChatModel | ModelSpec:
             package=missing.package,
         )
     return spec
-
-
-def _size(owner: str, parameter: str, given: object) -> _Size:
-    if not (isinstance(given, tuple) and len(given) == 2):
-        raise MiddlewareError(
-            f"{owner}: {parameter} must be a (kind, amount) pair such as ('messages', 20), "
-            f"('tokens', 4000) or ('fraction', 0.5); got {given!r}."
-        )
-    return _amount(owner, parameter, *given)
-
-
-def _amount(owner: str, parameter: str, kind: object, value: object) -> _Size:
-    if kind not in _KINDS:
-        raise MiddlewareError(
-            f"{owner}: {parameter} has the unknown kind {kind!r}; the kinds are "
-            f"{', '.join(map(repr, _KINDS))}."
-        )
-    if kind == "fraction":
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-            raise MiddlewareError(
-                f"{owner}: {parameter} fraction must be a number above 0 and at most 1, got "
-                f"{value!r}; e.g. ('fraction', 0.8) for 80% of the model's input window."
-            )
-    elif isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise MiddlewareError(
-            f"{owner}: {parameter} {kind} must be a whole number above 0, got {value!r}; "
-            f"e.g. ({kind!r}, {20 if kind == 'messages' else 4000})."
-        )
-    return _Size(str(kind), float(value))
-
-
-def _trigger_clauses(owner: str, trigger: object) -> tuple[_Clause, ...]:
-    if trigger is None:
-        return ()
-    items = trigger if isinstance(trigger, list) else [trigger]
-    if not items:
-        raise MiddlewareError(
-            f"{owner}: trigger is an empty list; give at least one threshold, or None to "
-            "never summarize."
-        )
-    return tuple(_clause(owner, item) for item in items)
-
-
-def _clause(owner: str, item: object) -> _Clause:
-    if isinstance(item, Mapping):
-        if not item:
-            raise MiddlewareError(
-                f"{owner}: trigger has an empty dict; name at least one of "
-                f"{', '.join(map(repr, _KINDS))}, e.g. {{'tokens': 4000, 'messages': 10}}."
-            )
-        return tuple(_amount(owner, "trigger", kind, value) for kind, value in item.items())
-    if isinstance(item, tuple):
-        return (_size(owner, "trigger", item),)
-    raise MiddlewareError(
-        f"{owner}: trigger must be a (kind, amount) pair, a dict of them, or a list of either; "
-        f"got {type(item).__name__} {item!r}."
-    )
-
-
-def _copied(trigger: Trigger | None) -> Trigger | None:
-    """The trigger as given, with its dicts and list copied so later edits do not leak in."""
-    if isinstance(trigger, list):
-        return [_copied_item(item) for item in trigger]
-    return None if trigger is None else _copied_item(trigger)
-
-
-def _copied_item(item: ContextSize | TriggerClause) -> ContextSize | TriggerClause:
-    return TriggerClause(**item) if isinstance(item, dict) else item
 
 
 def _checked_callable(owner: str, parameter: str, value: TokenCounter) -> TokenCounter:
@@ -407,67 +274,6 @@ def _checked_trim(owner: str, value: object) -> int | None:
 
 
 # -- plain functions over message lists ------------------------------------------------------
-
-
-def _max_input_tokens(model: BaseChatModel) -> int | None:
-    profile = getattr(model, "profile", None)
-    if not isinstance(profile, Mapping):
-        return None
-    window = profile.get("max_input_tokens")
-    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
-        return None
-    return window
-
-
-def _token_cut(messages: Sequence[AnyMessage], budget: int, count: TokenCounter) -> int:
-    """The earliest index from which the messages fit in ``budget`` tokens (keeping at least the
-    last message); 0 when they all fit."""
-    low, high = 0, len(messages)
-    while low < high:  # the count of a suffix shrinks as the suffix does
-        middle = (low + high) // 2
-        if count(messages[middle:]) <= budget:
-            high = middle
-        else:
-            low = middle + 1
-    return min(low, len(messages) - 1)
-
-
-def _safe_cut(messages: Sequence[AnyMessage], cut: int) -> int:
-    """``cut`` moved so that no tool call and its answer end up on different sides.
-
-    A kept ToolMessage whose call would be summarized pulls the cut back to the AI message that
-    made the call (keeping more). ToolMessages left at the start of the kept part that answer no
-    call at all are summarized with the old messages.
-    """
-    while cut > 0:
-        callers = [
-            caller
-            for index in range(cut, len(messages))
-            if (caller := _caller(messages, index)) is not None and caller < cut
-        ]
-        if not callers:
-            break
-        cut = min(callers)
-    while cut < len(messages) and isinstance(messages[cut], ToolMessage):
-        cut += 1
-    return cut
-
-
-def _caller(messages: Sequence[AnyMessage], index: int) -> int | None:
-    """The index of the AI message whose call ``messages[index]`` answers (``None`` if it is not
-    a ToolMessage or answers nothing); the nearest one, should a provider reuse call ids."""
-    answer = messages[index]
-    if not isinstance(answer, ToolMessage):
-        return None
-    return next(
-        (
-            i
-            for i in range(index - 1, -1, -1)
-            if isinstance(m := messages[i], AIMessage)
-            and any(call["id"] == answer.tool_call_id for call in m.tool_calls)
-        ),
-        None,
-    )
 
 
 def _trimmed(

@@ -1,0 +1,252 @@
+"""Sizes of a conversation: parsing ``trigger``/``keep`` and choosing where to cut the history.
+
+A cut never separates an AI message's tool calls from the ToolMessages answering them, since
+providers reject a tool answer without its call (and a call without its answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+
+from graphagent.errors import MiddlewareError
+
+ContextFraction: TypeAlias = tuple[Literal["fraction"], float]
+"""A share of the model's input window (its profile's max_input_tokens): ``("fraction", 0.8)``."""
+
+ContextTokens: TypeAlias = tuple[Literal["tokens"], int]
+"""A number of tokens, as counted by ``token_counter``: ``("tokens", 4000)``."""
+
+ContextMessages: TypeAlias = tuple[Literal["messages"], int]
+"""A number of messages: ``("messages", 20)``."""
+
+ContextSize: TypeAlias = ContextFraction | ContextTokens | ContextMessages
+"""An amount of conversation: when to summarize (``trigger``) or how much to keep (``keep``)."""
+
+
+class TriggerClause(TypedDict, total=False):
+    """Thresholds that must all be reached together: ``{"tokens": 4000, "messages": 10}``."""
+
+    tokens: int
+    messages: int
+    fraction: float
+
+
+TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
+"""Counts the tokens of a list of messages."""
+
+Trigger: TypeAlias = ContextSize | TriggerClause | list[ContextSize | TriggerClause]
+
+_KINDS = ("tokens", "messages", "fraction")
+
+
+@dataclass(frozen=True, slots=True)
+class _Size:
+    """One checked amount: ``kind`` is "tokens", "messages" or "fraction"."""
+
+    kind: str
+    value: float
+
+    def in_tokens(self, max_input_tokens: int | None) -> int:
+        """The amount as a token count (a fraction of the model's window; at least 1)."""
+        if self.kind == "fraction":
+            assert max_input_tokens is not None  # checked when the model became known
+            return max(1, int(max_input_tokens * self.value))
+        return int(self.value)
+
+
+_Clause: TypeAlias = tuple[_Size, ...]
+"""Sizes that must all be reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class CutRule:
+    """A checked ``trigger`` (clauses of which any one suffices) and ``keep``."""
+
+    clauses: tuple[_Clause, ...]
+    keep: _Size
+
+    @classmethod
+    def parse(cls, owner: str, trigger: object, keep: object) -> CutRule:
+        """Check the options as given (MiddlewareError naming ``owner`` when one is wrong)."""
+        return cls(_trigger_clauses(owner, trigger), _size(owner, "keep", keep))
+
+    @property
+    def needs_window(self) -> bool:
+        """Whether some size is a fraction of the model's input window."""
+        sizes = [size for clause in self.clauses for size in clause] + [self.keep]
+        return any(size.kind == "fraction" for size in sizes)
+
+    def cut(
+        self, messages: Sequence[AnyMessage], window: int | None, count: TokenCounter
+    ) -> int | None:
+        """Where the kept messages start, or ``None`` when nothing is to be summarized now."""
+        if not self._triggered(messages, window, count):
+            return None
+        if self.keep.kind == "messages":
+            cut = len(messages) - int(self.keep.value)
+        else:
+            cut = _token_cut(messages, self.keep.in_tokens(window), count)
+        if cut <= 0:
+            return None
+        return _safe_cut(messages, cut) or None
+
+    def _triggered(
+        self, messages: Sequence[AnyMessage], window: int | None, count: TokenCounter
+    ) -> bool:
+        if not self.clauses:
+            return False
+        counts_tokens = any(s.kind != "messages" for c in self.clauses for s in c)
+        tokens = count(messages) if counts_tokens else 0
+
+        def reached(size: _Size) -> bool:
+            if size.kind == "messages":
+                return len(messages) >= size.value
+            return tokens >= size.in_tokens(window)
+
+        return any(all(reached(size) for size in clause) for clause in self.clauses)
+
+
+def max_input_tokens(model: BaseChatModel) -> int | None:
+    """The input window from the model's profile, or ``None`` when it does not say."""
+    profile = getattr(model, "profile", None)
+    if not isinstance(profile, Mapping):
+        return None
+    window = profile.get("max_input_tokens")
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+        return None
+    return window
+
+
+def copied(trigger: Trigger | None) -> Trigger | None:
+    """The trigger as given, with its dicts and list copied so later edits do not leak in."""
+    if isinstance(trigger, list):
+        return [_copied_item(item) for item in trigger]
+    return None if trigger is None else _copied_item(trigger)
+
+
+def _copied_item(item: ContextSize | TriggerClause) -> ContextSize | TriggerClause:
+    return TriggerClause(**item) if isinstance(item, dict) else item
+
+
+def tool_caller(messages: Sequence[AnyMessage], index: int, call_id: str) -> int | None:
+    """The index of the nearest AI message before ``index`` that made the call ``call_id`` (the
+    nearest, should a provider reuse call ids)."""
+    return next(
+        (
+            i
+            for i in range(index - 1, -1, -1)
+            if isinstance(m := messages[i], AIMessage)
+            and any(call["id"] == call_id for call in m.tool_calls)
+        ),
+        None,
+    )
+
+
+# -- checking the options --------------------------------------------------------------------
+
+
+def _size(owner: str, parameter: str, given: object) -> _Size:
+    if not (isinstance(given, tuple) and len(given) == 2):
+        raise MiddlewareError(
+            f"{owner}: {parameter} must be a (kind, amount) pair such as ('messages', 20), "
+            f"('tokens', 4000) or ('fraction', 0.5); got {given!r}."
+        )
+    return _amount(owner, parameter, *given)
+
+
+def _amount(owner: str, parameter: str, kind: object, value: object) -> _Size:
+    if kind not in _KINDS:
+        raise MiddlewareError(
+            f"{owner}: {parameter} has the unknown kind {kind!r}; the kinds are "
+            f"{', '.join(map(repr, _KINDS))}."
+        )
+    if kind == "fraction":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            raise MiddlewareError(
+                f"{owner}: {parameter} fraction must be a number above 0 and at most 1, got "
+                f"{value!r}; e.g. ('fraction', 0.8) for 80% of the model's input window."
+            )
+    elif isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise MiddlewareError(
+            f"{owner}: {parameter} {kind} must be a whole number above 0, got {value!r}; "
+            f"e.g. ({kind!r}, {20 if kind == 'messages' else 4000})."
+        )
+    return _Size(str(kind), float(value))
+
+
+def _trigger_clauses(owner: str, trigger: object) -> tuple[_Clause, ...]:
+    if trigger is None:
+        return ()
+    items = trigger if isinstance(trigger, list) else [trigger]
+    if not items:
+        raise MiddlewareError(
+            f"{owner}: trigger is an empty list; give at least one threshold, or None to "
+            "never summarize."
+        )
+    return tuple(_clause(owner, item) for item in items)
+
+
+def _clause(owner: str, item: object) -> _Clause:
+    if isinstance(item, Mapping):
+        if not item:
+            raise MiddlewareError(
+                f"{owner}: trigger has an empty dict; name at least one of "
+                f"{', '.join(map(repr, _KINDS))}, e.g. {{'tokens': 4000, 'messages': 10}}."
+            )
+        return tuple(_amount(owner, "trigger", kind, value) for kind, value in item.items())
+    if isinstance(item, tuple):
+        return (_size(owner, "trigger", item),)
+    raise MiddlewareError(
+        f"{owner}: trigger must be a (kind, amount) pair, a dict of them, or a list of either; "
+        f"got {type(item).__name__} {item!r}."
+    )
+
+
+# -- choosing the cut ------------------------------------------------------------------------
+
+
+def _token_cut(messages: Sequence[AnyMessage], budget: int, count: TokenCounter) -> int:
+    """The earliest index from which the messages fit in ``budget`` tokens (keeping at least the
+    last message); 0 when they all fit."""
+    low, high = 0, len(messages)
+    while low < high:  # the count of a suffix shrinks as the suffix does
+        middle = (low + high) // 2
+        if count(messages[middle:]) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    return min(low, len(messages) - 1)
+
+
+def _safe_cut(messages: Sequence[AnyMessage], cut: int) -> int:
+    """``cut`` moved so that no tool call and its answer end up on different sides.
+
+    A kept ToolMessage whose call would be summarized pulls the cut back to the AI message that
+    made the call (keeping more). ToolMessages left at the start of the kept part that answer no
+    call at all are summarized with the old messages.
+    """
+    while cut > 0:
+        callers = [
+            caller
+            for index in range(cut, len(messages))
+            if (caller := _answered_caller(messages, index)) is not None and caller < cut
+        ]
+        if not callers:
+            break
+        cut = min(callers)
+    while cut < len(messages) and isinstance(messages[cut], ToolMessage):
+        cut += 1
+    return cut
+
+
+def _answered_caller(messages: Sequence[AnyMessage], index: int) -> int | None:
+    """The caller of ``messages[index]`` if it is a ToolMessage answering a call, else ``None``."""
+    answer = messages[index]
+    if not isinstance(answer, ToolMessage):
+        return None
+    return tool_caller(messages, index, answer.tool_call_id)

@@ -33,13 +33,15 @@ from langchain_core.callbacks import (
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.messages.tool import ToolCall, ToolCallChunk
+from langchain_core.messages.tool import ToolCall
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr, SkipValidation
 from typing_extensions import override
+
+from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
 
 __all__ = [
     "ModelCall",
@@ -55,7 +57,6 @@ Reply: TypeAlias = str | AIMessage | Callable[[list[BaseMessage]], str | AIMessa
 _EMPTY_SETTINGS: Mapping[str, Any] = MappingProxyType({})
 # Word-ish tokens: optional leading whitespace + a run of non-space, or trailing space.
 _TOKEN_RE = re.compile(r"\s*\S+|\s+")
-_HAS_CHUNK_POSITION = "chunk_position" in AIMessageChunk.model_fields
 # Ids must stay unique when several processes write to one checkpointed thread (messages merge
 # by id), so each process numbers them under a random prefix of its own.
 _PROCESS = uuid.uuid4().hex[:8]
@@ -367,32 +368,16 @@ def _to_chunks(message: AIMessage) -> list[AIMessageChunk]:
     Text is split into word-ish tokens; tool calls, usage and metadata go on
     the final chunk, which is marked ``chunk_position="last"``.
     """
-    tool_call_chunks = [
-        ToolCallChunk(
-            name=tc["name"],
-            args=json.dumps(tc["args"]),
-            id=tc["id"],
-            index=i,
-            type="tool_call_chunk",
-        )
-        for i, tc in enumerate(message.tool_calls)
-    ]
-    offset = len(tool_call_chunks)
-    tool_call_chunks.extend(
-        ToolCallChunk(
-            name=tc["name"], args=tc["args"], id=tc["id"], index=offset + i, type="tool_call_chunk"
-        )
-        for i, tc in enumerate(message.invalid_tool_calls)
-    )
+    calls = tool_call_chunks(message)
 
     final: dict[str, Any] = {
         "id": message.id,
-        "tool_call_chunks": tool_call_chunks,
+        "tool_call_chunks": calls,
         "usage_metadata": message.usage_metadata,
         "response_metadata": dict(message.response_metadata),
         "additional_kwargs": dict(message.additional_kwargs),
     }
-    if _HAS_CHUNK_POSITION:
+    if HAS_CHUNK_POSITION:
         final["chunk_position"] = "last"
 
     content = message.content
@@ -400,7 +385,7 @@ def _to_chunks(message: AIMessage) -> list[AIMessageChunk]:
         # Structured (content-block) content is not split: one chunk carries it all.
         return [AIMessageChunk(content=content, **final)]
     tokens: list[str] = _TOKEN_RE.findall(content)
-    if tool_call_chunks or not tokens:
+    if calls or not tokens:
         tokens.append("")
     chunks = [AIMessageChunk(content=token, id=message.id) for token in tokens[:-1]]
     chunks.append(AIMessageChunk(content=tokens[-1], **final))

@@ -14,7 +14,6 @@ replays, once, through the views of every holding layer it contains.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
@@ -25,18 +24,17 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.messages.tool import ToolCallChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.constants import TAG_NOSTREAM
 
+from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
 from graphagent.requests import ModelResponse
 
 StreamView = Callable[[AIMessage], AIMessage]
 """What of a finished reply the caller may see streamed (the state keeps the reply itself)."""
 
-_HAS_CHUNK_POSITION = "chunk_position" in AIMessageChunk.model_fields
 # Raw tool-call payloads a provider may keep beside ``tool_calls``; the chunk's
 # ``tool_call_chunks`` carry the calls, already through every view.
 _RAW_TOOL_CALL_KEYS = frozenset({"tool_calls", "function_call"})
@@ -135,26 +133,7 @@ def _with_id(message: AIMessage) -> AIMessage:
 
 def as_chunk(message: AIMessage) -> AIMessageChunk:
     """One stream chunk equal to ``message``: its content, tool calls as chunks, and metadata."""
-    calls = [
-        ToolCallChunk(
-            name=call["name"],
-            args=json.dumps(call["args"]),
-            id=call["id"],
-            index=index,
-            type="tool_call_chunk",
-        )
-        for index, call in enumerate(message.tool_calls)
-    ]
-    calls += [
-        ToolCallChunk(
-            name=call["name"],
-            args=call["args"],
-            id=call["id"],
-            index=len(calls) + index,
-            type="tool_call_chunk",
-        )
-        for index, call in enumerate(message.invalid_tool_calls)
-    ]
+    calls = tool_call_chunks(message)
     extra = {k: v for k, v in message.additional_kwargs.items() if k not in _RAW_TOOL_CALL_KEYS}
     fields: dict[str, Any] = {
         "content": message.content,
@@ -165,7 +144,7 @@ def as_chunk(message: AIMessage) -> AIMessageChunk:
         "response_metadata": dict(message.response_metadata),
         "additional_kwargs": extra,
     }
-    if _HAS_CHUNK_POSITION:
+    if HAS_CHUNK_POSITION:
         fields["chunk_position"] = "last"
     return AIMessageChunk(**fields)
 

@@ -103,6 +103,7 @@ def compile_plan(
     *,
     structured_output: bool = False,
     checkpointer: bool = False,
+    checkpointing_disabled: bool = False,
 ) -> Plan:
     """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet.
 
@@ -117,7 +118,7 @@ def compile_plan(
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
     schemas = merge_state_schemas(_schema_sources(stack, state_schema))
     provider_tools = tuple(t for t in tools if isinstance(t, dict))
-    facts = AgentFacts(all_tools, checkpointer, provider_tools)
+    facts = AgentFacts(all_tools, checkpointer, provider_tools, checkpointing_disabled)
     for item in stack:
         item.validate_agent(facts)
     after_model = tuple(reversed(hooks["after_model"]))

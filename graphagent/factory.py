@@ -51,6 +51,7 @@ def create_agent(
         state_schema,
         structured_output=strategy is not None,
         checkpointer=checkpointer not in (None, False),
+        checkpointing_disabled=checkpointer is False,
     )
     graph = build_graph(
         plan,

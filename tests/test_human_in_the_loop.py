@@ -807,3 +807,13 @@ def test_true_allows_every_decision_and_configs_are_kept() -> None:
         "send_email": {"allowed_decisions": ["approve", "edit", "reject", "respond"]},
         "delete_file": {"allowed_decisions": ["approve", "reject"]},
     }
+
+
+def test_an_agent_built_with_checkpointing_disabled_is_refused_at_build_time() -> None:
+    from graphagent.testing import ScriptedChatModel as Model
+
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"send_email": True})
+    with pytest.raises(
+        MiddlewareError, match=r"built with checkpointer=False; pass a checkpointer"
+    ):
+        create_agent(Model([]), [send_email], middleware=[hitl], checkpointer=False)

@@ -34,6 +34,9 @@ class AgentFacts:
     """Whether ``create_agent`` got a checkpointer (a parent graph may still provide one)."""
     provider_tools: tuple[dict[str, Any], ...] = ()
     """Provider-side tools (dicts) offered to the model but executed by the provider."""
+    checkpointing_disabled: bool = False
+    """``create_agent(checkpointer=False)``: the agent never persists, not even under a parent
+    graph that has a checkpointer (``checkpointer=None`` may still inherit one)."""
 
     @property
     def tool_names(self) -> frozenset[str]:

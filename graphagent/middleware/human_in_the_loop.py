@@ -127,7 +127,14 @@ class HumanInTheLoopMiddleware(
         self._tools: Mapping[str, BaseTool] = MappingProxyType({})
 
     def validate_agent(self, agent: AgentFacts) -> None:
-        """Every tool named in ``interrupt_on`` must be one the agent runs."""
+        """Every tool named in ``interrupt_on`` must be one the agent runs, and the agent must be
+        able to persist a paused run (a missing checkpointer is caught on the first run)."""
+        if agent.checkpointing_disabled:
+            raise MiddlewareError(
+                f"{OWNER} needs a checkpointer to resume a review, but the agent was built with "
+                "checkpointer=False; pass a checkpointer (or leave it None under a parent graph "
+                "that has one)."
+            )
         tools = {tool.name: tool for tool in agent.tools}
         unknown = [name for name in self._named if name not in tools]
         if unknown:

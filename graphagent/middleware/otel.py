@@ -8,7 +8,7 @@ call, ``execute_tool {tool}`` around each tool call. Needs the ``otel`` extra
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -130,18 +130,7 @@ class OtelTracingMiddleware(AgentMiddleware):
     # -- the run ------------------------------------------------------------------------------
 
     def wrap_agent(self, state: Any, runtime: Runtime[Any]) -> Generator[None, Any, None]:
-        scope = self._open_run(state)
-        outcome: Any = None
-        try:
-            outcome = yield
-        except BaseException as error:
-            outcome = error
-            raise
-        finally:
-            if scope is not None:
-                _close_run(scope, outcome, self.record_content)
-
-    async def awrap_agent(self, state: Any, runtime: Runtime[Any]) -> AsyncGenerator[None, Any]:
+        # A sync generator serves async runs too (driven inline), so no async twin is needed.
         scope = self._open_run(state)
         outcome: Any = None
         try:

@@ -42,6 +42,11 @@ def tool_names(
     return frozenset(names)
 
 
+def covers(names: frozenset[str] | None, tool_name: str) -> bool:
+    """Whether an option parsed by :func:`tool_names` covers ``tool_name``."""
+    return names is None or tool_name in names
+
+
 def check_known(owner: str, names: frozenset[str] | None, agent: AgentFacts) -> None:
     """Fail the build when ``names`` holds a tool the agent does not have (a typo, usually)."""
     unknown = sorted((names or frozenset()) - agent.tool_names)

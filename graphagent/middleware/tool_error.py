@@ -13,7 +13,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
-from graphagent.middleware._tool_option import tool_names
+from graphagent.middleware._tool_option import covers, tool_names
 from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
 
@@ -69,7 +69,7 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
         """Run the tool; report an exception to the model when ``on_error`` gives content."""
-        if not self._covers(request):
+        if not covers(self._covered, _called_name(request)):
             return handler(request)
         if self.on_error is None and self.aon_error is not None:
             raise AsyncOnlyHookError(
@@ -94,7 +94,7 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`; prefers ``aon_error`` over ``on_error``."""
-        if not self._covers(request):
+        if not covers(self._covered, _called_name(request)):
             return await handler(request)
         try:
             return await handler(request)
@@ -109,9 +109,6 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
             if reply is None:
                 raise
             return reply
-
-    def _covers(self, request: ToolCallRequest) -> bool:
-        return self._covered is None or _called_name(request) in self._covered
 
     def _reply(
         self, exc: Exception, request: ToolCallRequest, content: ErrorContent | None

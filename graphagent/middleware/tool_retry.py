@@ -21,7 +21,7 @@ from graphagent.middleware._retry import (
     retry_by_default,
     retry_policy,
 )
-from graphagent.middleware._tool_option import tool_names
+from graphagent.middleware._tool_option import covers, tool_names
 from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
 
@@ -79,7 +79,7 @@ class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Context
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
         """Run ``handler`` until it answers or the retries run out."""
-        if not self._covers(request):
+        if not covers(self._covered, request.tool_call["name"]):
             return handler(request)
         outcome = call_with_retries(self._policy, lambda: handler(request))
         return self._settle(request, outcome)
@@ -90,13 +90,10 @@ class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Context
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`; waits without blocking the event loop."""
-        if not self._covers(request):
+        if not covers(self._covered, request.tool_call["name"]):
             return await handler(request)
         outcome = await acall_with_retries(self._policy, lambda: handler(request))
         return self._settle(request, outcome)
-
-    def _covers(self, request: ToolCallRequest) -> bool:
-        return self._covered is None or request.tool_call["name"] in self._covered
 
     def _settle(self, request: ToolCallRequest, outcome: ToolResult | Exhausted) -> ToolResult:
         if not isinstance(outcome, Exhausted):

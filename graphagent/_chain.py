@@ -6,8 +6,7 @@ return awaitables, so the same nesting serves both: ``lambda request: layer(requ
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from graphagent._plan import Hook
@@ -29,24 +28,6 @@ def build_onion(layers: Sequence[Layer], base: Handler) -> Handler:
 
 def _nest(layer: Layer, inner: Handler) -> Handler:
     return lambda request: layer(request, inner)
-
-
-def bridge_to_async(sync_layer: Layer) -> Layer:
-    """Run a sync-only wrap layer inside an async run.
-
-    The layer runs in a worker thread (it may block); each call it makes to its handler is
-    scheduled back on the event loop, so the layers inside it stay async.
-    """
-
-    async def layer(request: Any, inner: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
-        loop = asyncio.get_running_loop()
-
-        def blocking_inner(req: Any) -> Any:
-            return asyncio.run_coroutine_threadsafe(inner(req), loop).result()
-
-        return await asyncio.to_thread(sync_layer, request, blocking_inner)
-
-    return layer
 
 
 def async_only_error(hooks: Sequence[Hook]) -> AsyncOnlyHookError | None:

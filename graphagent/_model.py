@@ -11,8 +11,9 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from graphagent._bridge import bridge_to_async
 from graphagent._call import ModelCall, Outcome
-from graphagent._chain import Layer, async_only_error, bridge_to_async, build_onion
+from graphagent._chain import Layer, async_only_error, build_onion
 from graphagent._compat import RunnableCallable
 from graphagent._history import answer_malformed_calls
 from graphagent._plan import MODEL_NODE, Hook

@@ -10,7 +10,8 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 
-from graphagent._chain import Layer, async_only_error, bridge_to_async, build_onion
+from graphagent._bridge import bridge_to_async
+from graphagent._chain import Layer, async_only_error, build_onion
 from graphagent._compat import InlineToolNode
 from graphagent._plan import TOOLS_NODE, Hook
 from graphagent.errors import UnregisteredToolError, note_origin

@@ -1,0 +1,186 @@
+"""The sync/async bridge: sync-only wrap hooks under async runs at any concurrency and fan-out,
+and cancellation that reaches the async work beneath them.
+
+None of these tests is timed; each waits under a generous limit so a deadlock fails the test
+instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+
+from graphagent import create_agent
+from graphagent._bridge import Workers
+from graphagent.middleware import AgentMiddleware
+from graphagent.testing import ScriptedChatModel
+
+LIMIT = 120.0  # seconds: far beyond any healthy run, so only a hang reaches it
+
+
+class SyncWrappers(AgentMiddleware):
+    """The most common shape of user middleware: sync-only wrap hooks."""
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+
+def _fan_out(names: list[str]) -> Callable[[list[BaseMessage]], AIMessage]:
+    """A reply that calls every tool in ``names`` at once, then answers once they replied."""
+    ids = itertools.count()
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage("done")
+        tool_calls = [{"name": n, "args": {"x": 1}, "id": f"call-{next(ids)}"} for n in names]
+        return AIMessage("", tool_calls=tool_calls)
+
+    return reply
+
+
+class GenerateOnly(BaseChatModel):
+    """A chat model with only ``_generate``: its async path borrows a default-executor thread."""
+
+    fan_out: list[str]
+
+    @property
+    def _llm_type(self) -> str:
+        return "generate-only"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=_fan_out(self.fan_out)(messages))])
+
+
+def _sync_tool(name: str) -> Any:
+    def run(x: int) -> int:
+        time.sleep(0.001)  # a real blocking call, as sync tools make
+        return x
+
+    return tool(name, description=f"Tool {name}.")(run)
+
+
+def _wait(coroutine: Any) -> Any:
+    async def bounded() -> Any:
+        return await asyncio.wait_for(coroutine, LIMIT)
+
+    return asyncio.run(bounded())
+
+
+@pytest.mark.parametrize("how", ["ainvoke", "astream"])
+def test_fan_out_wider_than_the_default_pool(how: str) -> None:
+    width = (os.cpu_count() or 1) + 10  # more calls than the default executor has threads
+    names = [f"t{i}" for i in range(width)]
+    model = ScriptedChatModel([_fan_out(names), _fan_out(names)])
+    agent = create_agent(model, [_sync_tool(n) for n in names], middleware=[SyncWrappers()])
+    inputs = {"messages": [("user", "go")]}
+
+    if how == "ainvoke":
+        result = _wait(agent.ainvoke(inputs))
+    else:
+
+        async def last() -> Any:
+            return [chunk async for chunk in agent.astream(inputs, stream_mode="values")][-1]
+
+        result = _wait(last())
+
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert len(answers) == width
+    assert all(m.content == "1" for m in answers)
+    assert result["messages"][-1].content == "done"
+
+
+def test_two_hundred_concurrent_runs_of_sync_wrappers_around_a_generate_only_model() -> None:
+    names = ["t0", "t1", "t2"]
+    model = GenerateOnly(fan_out=names)
+    agent = create_agent(model, [_sync_tool(n) for n in names], middleware=[SyncWrappers()])
+
+    async def many() -> list[Any]:
+        runs = [agent.ainvoke({"messages": [("user", f"run {i}")]}) for i in range(200)]
+        return await asyncio.gather(*runs)
+
+    results = _wait(many())
+
+    assert len(results) == 200
+    for result in results:
+        assert [type(m).__name__ for m in result["messages"]] == [
+            "HumanMessage",
+            "AIMessage",
+            "ToolMessage",
+            "ToolMessage",
+            "ToolMessage",
+            "AIMessage",
+        ]
+
+
+def test_nested_sync_wrappers_each_get_a_thread() -> None:
+    class Outer(SyncWrappers):
+        pass
+
+    class Inner(SyncWrappers):
+        pass
+
+    names = [f"t{i}" for i in range((os.cpu_count() or 1) + 10)]
+    model = ScriptedChatModel([_fan_out(names), _fan_out(names)])
+    agent = create_agent(model, [_sync_tool(n) for n in names], middleware=[Outer(), Inner()])
+
+    result = _wait(agent.ainvoke({"messages": [("user", "go")]}))
+
+    assert result["messages"][-1].content == "done"
+
+
+# --- the worker pool --------------------------------------------------------------------------
+
+
+def test_workers_always_have_a_free_thread() -> None:
+    """Jobs that can only finish together all run at once, however many there are."""
+    workers = Workers()
+    count = 40
+    barrier = threading.Barrier(count, timeout=LIMIT)
+    finished = threading.Semaphore(0)
+
+    def job() -> None:
+        barrier.wait()
+        finished.release()
+
+    for _ in range(count):
+        workers.submit(job)
+    assert all(finished.acquire(timeout=LIMIT) for _ in range(count))
+
+
+def test_idle_workers_are_reused_then_retire() -> None:
+    workers = Workers(idle_seconds=0.2)
+    seen: list[str] = []
+    done = threading.Event()
+
+    def job() -> None:
+        seen.append(threading.current_thread().name)
+        done.set()
+
+    for _ in range(3):
+        done.clear()
+        workers.submit(job)
+        assert done.wait(LIMIT)
+    assert len(set(seen)) == 1  # one thread served all three jobs, one after the other
+
+    name = seen[0]
+    deadline = time.monotonic() + LIMIT
+    while any(t.name == name for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "an idle worker never retired"
+        time.sleep(0.05)

@@ -3,19 +3,26 @@
 - ``RunnableCallable`` lets a node carry a sync and an async function without the per-call
   tracing overhead of ``RunnableLambda``; langgraph's own nodes are built from it.
 - ``InlineToolNode`` is ``ToolNode`` without a thread pool per single tool call (see below).
+- ``stop_subgraphs_when_closed`` makes closing a sync stream stop the subgraphs still running.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from types import TracebackType
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._runnable import RunnableCallable
+from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolNode, ToolRuntime
+from langgraph.pregel._loop import SyncPregelLoop
 from langgraph.runtime import Runtime
 
-__all__ = ["InlineToolNode", "RunnableCallable"]
+__all__ = ["STREAM_CLOSED", "InlineToolNode", "RunnableCallable", "closed_stream"]
+
+STREAM_CLOSED = "graphagent: the stream of the run was closed"
+"""The drain reason of a run whose sync stream its consumer closed."""
 
 _OWN_FIELDS = ("state", "tool_call_id", "config", "tools")
 _SHARED_FIELDS = tuple(f.name for f in dataclasses.fields(ToolRuntime) if f.name not in _OWN_FIELDS)
@@ -65,3 +72,39 @@ def _single_call(input: Any) -> bool:
 if not all(hasattr(ToolNode, name) for name in _PRIVATE_API):  # pragma: no cover
     # A langgraph whose ToolNode changed shape: stay correct, give up the optimisation.
     InlineToolNode = ToolNode  # type: ignore[misc,assignment]
+
+
+def stop_subgraphs_when_closed() -> None:
+    """Closing a sync stream stops the subgraphs its run is still running.
+
+    Closing an async stream cancels the tasks running nodes, and with them any subgraph (an agent
+    added as a node). A sync stream cannot cancel a thread: langgraph waits for every running
+    node to finish, so an agent running as a node would go on calling its model and tools for
+    nobody. Subgraphs share the run's ``RunControl``, and a drained control stops each graph
+    before its next step, so the root loop requests a drain when it is left by ``GeneratorExit``.
+    """
+    if hasattr(SyncPregelLoop, "_graphagent_drains_on_close"):
+        return
+    leave = SyncPregelLoop.__exit__
+
+    def __exit__(
+        self: SyncPregelLoop,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        control = getattr(self, "control", None)
+        if exc_type is GeneratorExit and control is not None and not self.is_nested:
+            control.request_drain(STREAM_CLOSED)
+        return leave(self, exc_type, exc_value, traceback)
+
+    SyncPregelLoop.__exit__ = __exit__  # type: ignore[method-assign]
+    SyncPregelLoop._graphagent_drains_on_close = True  # type: ignore[attr-defined]
+
+
+def closed_stream(error: BaseException) -> bool:
+    """Whether ``error`` stopped a subgraph because the stream of its run was closed."""
+    return isinstance(error, GraphDrained) and error.reason == STREAM_CLOSED
+
+
+stop_subgraphs_when_closed()

@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
+from graphagent._compat import closed_stream
 from graphagent._plan import Plan
 from graphagent._run import StreamShape, enter, layers_for, leave, run_sync
 
@@ -67,7 +68,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
                     yield chunk
         except BaseException as error:
             run.run(inner.close)  # type: ignore[attr-defined]
-            run.run(run_sync, leave(layers, error))
+            run.run(run_sync, leave(layers, GeneratorExit() if closed_stream(error) else error))
             raise
         run.run(run_sync, leave(layers, shape.final_output))
 

@@ -1,0 +1,234 @@
+"""Cancellation reaches every layer: a cancelled or timed-out run cancels the async work beneath
+a bridged sync wrapper, and closing a stream, the agent's own or a sync parent's, stops the agent
+at its next step with wrap_agent closed.
+
+None of these tests is timed; each waits under a generous limit so a hang fails the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.graph import END, START, StateGraph
+
+from graphagent import AgentState, create_agent
+from graphagent.middleware import AgentMiddleware
+from graphagent.testing import ScriptedChatModel, calls
+from tests.test_bridge import LIMIT, SyncWrappers, _wait
+
+
+class Watch(AgentMiddleware):
+    """Records how each run of the agent ended."""
+
+    def __init__(self) -> None:
+        self.record: list[str] = []
+
+    def wrap_agent(self, state: Any, runtime: Any) -> Generator[None, Any, None]:
+        try:
+            yield
+        except BaseException as error:
+            self.record.append(type(error).__name__)
+            raise
+        self.record.append("finished")
+
+
+class Ledger:
+    """What the async tool did: whether it started, and whether the money moved."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.moved = 0
+
+
+def _transfer_agent(ledger: Ledger, wrapper: AgentMiddleware, watch: Watch) -> Any:
+    @tool
+    async def transfer(x: int) -> str:
+        """Move money."""
+        ledger.started += 1
+        await asyncio.sleep(0.5)
+        ledger.moved += 1
+        return "money moved"
+
+    model = ScriptedChatModel([calls(("transfer", {"x": 1})), "done"])
+    return create_agent(model, [transfer], middleware=[watch, wrapper])
+
+
+def test_a_timeout_cancels_an_async_tool_beneath_a_sync_wrapper() -> None:
+    ledger, watch = Ledger(), Watch()
+    agent = _transfer_agent(ledger, SyncWrappers(), watch)
+
+    async def scenario() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(agent.ainvoke({"messages": [("user", "pay")]}), 0.1)
+        await asyncio.sleep(1.0)  # long past the tool's own delay
+
+    _wait(scenario())
+
+    assert ledger.started == 1
+    assert ledger.moved == 0
+    assert watch.record == ["CancelledError"]
+
+
+def test_a_sync_retry_wrapper_cannot_run_a_cancelled_call_again() -> None:
+    class RetryEverything(AgentMiddleware):
+        """A careless retry loop: it even catches CancelledError."""
+
+        def __init__(self) -> None:
+            self.failures: list[str] = []
+
+        def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            for _ in range(3):
+                try:
+                    return handler(request)
+                except BaseException as error:
+                    self.failures.append(type(error).__name__)
+            raise RuntimeError("gave up")
+
+    ledger, watch = Ledger(), Watch()
+    retry = RetryEverything()
+    agent = _transfer_agent(ledger, retry, watch)
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(agent.ainvoke({"messages": [("user", "pay")]}))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(1.0)
+
+    _wait(scenario())
+
+    assert ledger.started == 1  # the retries never reached the tool
+    assert ledger.moved == 0
+    assert retry.failures == ["CancelledError"] * 3
+    assert watch.record == ["CancelledError"]
+
+
+def test_cancelling_a_run_cancels_an_async_model_beneath_a_sync_wrapper() -> None:
+    seen: list[str] = []
+
+    class SlowModel(ScriptedChatModel):
+        async def _agenerate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append("called")
+            try:
+                await asyncio.sleep(0.5)
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+                raise
+            seen.append("answered")
+            return await super()._agenerate(messages, *args, **kwargs)
+
+    agent = create_agent(SlowModel(["hi"]), middleware=[SyncWrappers()])
+
+    async def scenario() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(agent.ainvoke({"messages": [("user", "hi")]}), 0.1)
+        await asyncio.sleep(1.0)
+
+    _wait(scenario())
+
+    assert seen == ["called", "cancelled"]
+
+
+# --- closing a parent's stream ----------------------------------------------------------------
+
+
+def _parent_of(agent: Any) -> Any:
+    parent = StateGraph(AgentState)
+    parent.add_node("agent", agent)
+    parent.add_edge(START, "agent")
+    parent.add_edge("agent", END)
+    return parent.compile()
+
+
+def _drain_requested() -> bool:
+    from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+    from langgraph.config import get_config
+
+    return bool(get_config()["configurable"][CONFIG_KEY_RUNTIME].control.drain_requested)
+
+
+def test_closing_a_sync_parents_stream_stops_the_agent_at_its_next_step() -> None:
+    tool_runs: list[str] = []
+
+    @tool
+    def work(x: int) -> str:
+        """Work until the consumer has gone."""
+        tool_runs.append("started")
+        deadline = time.monotonic() + LIMIT
+        while not _drain_requested():
+            assert time.monotonic() < deadline, "closing the stream never reached the agent"
+            time.sleep(0.01)
+        return "worked"
+
+    watch = Watch()
+    model = ScriptedChatModel([calls(("work", {"x": i})) for i in range(5)] + ["done"])
+    parent = _parent_of(create_agent(model, [work], middleware=[watch]))
+
+    stream = parent.stream({"messages": [("user", "go")]}, stream_mode="updates", subgraphs=True)
+    for _namespace, update in stream:
+        if "model" in update:
+            break
+    stream.close()
+
+    assert model.call_count == 1  # nothing after the step that was running
+    assert tool_runs == ["started"]
+    assert watch.record == ["GeneratorExit"]
+
+
+def test_closing_an_async_parents_stream_stops_the_agent() -> None:
+    tool_runs: list[str] = []
+
+    @tool
+    async def work(x: int) -> str:
+        """Work for a long time."""
+        tool_runs.append("started")
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            tool_runs.append("cancelled")
+            raise
+        return "worked"
+
+    watch = Watch()
+    model = ScriptedChatModel([calls(("work", {"x": i})) for i in range(5)] + ["done"])
+    parent = _parent_of(create_agent(model, [work], middleware=[watch]))
+
+    async def scenario() -> None:
+        inputs = {"messages": [("user", "go")]}
+        stream = parent.astream(inputs, stream_mode="updates", subgraphs=True)
+        async for _namespace, update in stream:
+            if "model" in update:
+                break
+        await stream.aclose()  # type: ignore[attr-defined]
+
+    _wait(scenario())
+
+    assert model.call_count == 1
+    assert tool_runs == ["started", "cancelled"]
+    assert watch.record == ["CancelledError"]
+
+
+def test_closing_the_agents_own_sync_stream_stops_it() -> None:
+    watch = Watch()
+    model = ScriptedChatModel([calls(("echo", {"x": i})) for i in range(5)] + ["done"])
+
+    @tool
+    def echo(x: int) -> int:
+        """Echo."""
+        return x
+
+    agent = create_agent(model, [echo], middleware=[watch])
+    stream = agent.stream({"messages": [("user", "go")]}, stream_mode="updates")
+    for update in stream:
+        if "model" in update:
+            break
+    stream.close()
+
+    assert model.call_count == 1
+    assert watch.record == ["GeneratorExit"]

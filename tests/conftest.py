@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from blockbuster import blockbuster_ctx
 
 ENTRY_POINTS = ("invoke", "ainvoke", "stream", "astream")
 Run = Callable[..., dict[str, Any]]
@@ -50,3 +51,12 @@ def how_call(request: pytest.FixtureRequest) -> str:
 def run(how: str) -> Run:
     """``run(agent, inputs, **kwargs)`` through the entry point of this test instance."""
     return lambda agent, inputs, **kw: run_agent(agent, how, inputs, **kw)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_blocking_calls_on_the_event_loop() -> Iterator[None]:
+    """Fail any test in which graphagent blocks a running event loop, as LangGraph's API server
+    does: a blocking call (sleep, file or socket I/O, a lock wait...) made on the loop's thread
+    with graphagent on the stack raises ``blockbuster.BlockingError``."""
+    with blockbuster_ctx("graphagent"):
+        yield

@@ -9,12 +9,13 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
+from langgraph.types import Command
 
 from graphagent._bridge import bridge_to_async
 from graphagent._chain import Layer, async_only_error, build_onion
 from graphagent._compat import InlineToolNode
 from graphagent._plan import TOOLS_NODE, Hook
-from graphagent.errors import UnregisteredToolError, note_origin
+from graphagent.errors import HookReturnError, UnregisteredToolError, note_origin
 
 ToolResult = Any  # ToolMessage | Command
 
@@ -107,10 +108,11 @@ def tools_node(
 def _noted(hook: Hook, fn: Any) -> Layer:
     def layer(request: ToolCallRequest, inner: Any) -> Any:
         try:
-            return fn(request, inner)
+            result = fn(request, inner)
         except Exception as error:
             note_origin(error, hook.label)
             raise
+        return _answer(hook, request, result)
 
     return layer
 
@@ -118,12 +120,38 @@ def _noted(hook: Hook, fn: Any) -> Layer:
 def _anoted(hook: Hook, fn: Any) -> Layer:
     async def layer(request: ToolCallRequest, inner: Any) -> Any:
         try:
-            return await fn(request, inner)
+            result = await fn(request, inner)
         except Exception as error:
             note_origin(error, hook.label)
             raise
+        return _answer(hook, request, result)
 
     return layer
+
+
+def _answer(hook: Hook, request: ToolCallRequest, result: Any) -> ToolResult:
+    """What a ``wrap_tool_call`` layer returned, if it answers this call: a ``ToolMessage`` with
+    the call's id, or a ``Command``. Anything else would land in the conversation as is."""
+    call_id = request.tool_call["id"]
+    if isinstance(result, Command):
+        return result
+    if isinstance(result, ToolMessage) and result.tool_call_id == call_id:
+        return result
+    if isinstance(result, ToolMessage):
+        what = f"a ToolMessage answering another call (tool_call_id={result.tool_call_id!r})"
+    else:
+        what = f"{type(result).__name__} ({_preview(result)})"
+    raise HookReturnError(
+        f"{hook.label} returned {what} for the call {call_id!r} to "
+        f"'{request.tool_call['name']}'; return the handler's result, or a ToolMessage answering "
+        f"this call (ToolMessage(content=..., tool_call_id=request.tool_call['id'])), or a "
+        "Command."
+    )
+
+
+def _preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _invalid_arguments(request: ToolCallRequest, exc: ToolInvocationError) -> ToolMessage:

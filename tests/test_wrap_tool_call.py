@@ -7,12 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from graphagent import create_agent
+from graphagent import HookReturnError, create_agent
 from graphagent.middleware import wrap_tool_call
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
@@ -234,3 +234,61 @@ def test_a_single_tool_call_runs_without_starting_a_thread() -> None:
 
     assert where == [threading.get_ident()]
     assert started == []
+
+
+# --- what a wrap_tool_call may return ---------------------------------------------------------
+
+BAD_RETURNS: dict[str, Callable[[ToolCallRequest], Any]] = {
+    "a str": lambda request: "42",
+    "an AIMessage": lambda request: AIMessage("42"),
+    "a ToolMessage answering another call": lambda request: ToolMessage("42", tool_call_id="x"),
+    "None": lambda request: None,
+    "a dict": lambda request: {"messages": []},
+}
+
+
+@pytest.mark.parametrize(
+    ("mode", "how"), [("sync", "invoke"), ("sync", "ainvoke"), ("async", "ainvoke")]
+)
+@pytest.mark.parametrize("bad", BAD_RETURNS)
+def test_a_wrapper_must_answer_its_own_call(bad: str, mode: str, how: str) -> None:
+    make = BAD_RETURNS[bad]
+    if mode == "sync":
+
+        @wrap_tool_call(name="Shortcut")
+        def shortcut(request: ToolCallRequest, handler: Any) -> Any:
+            return make(request)
+    else:
+
+        @wrap_tool_call(name="Shortcut")
+        async def shortcut(request: ToolCallRequest, handler: Any) -> Any:
+            return make(request)
+
+    model = ScriptedChatModel([calls(("add", {"a": 1, "b": 2})), "never reached"])
+    agent = create_agent(model, [add], middleware=[shortcut])
+
+    with pytest.raises(HookReturnError) as caught:
+        run_agent(agent, how, {"messages": [("user", "1 + 2?")]})
+
+    message = str(caught.value)
+    assert message.startswith("'Shortcut.wrap_tool_call' returned ")
+    assert "return the handler's result, or a ToolMessage answering this call" in message
+    assert model.call_count == 1  # nothing was injected into the conversation
+
+
+def test_a_wrapper_may_answer_with_its_own_tool_message_or_a_command(how_call: str) -> None:
+    @wrap_tool_call
+    def answer(request: ToolCallRequest, handler: Any) -> Any:
+        if request.tool_call["args"]["a"] == 1:
+            return ToolMessage("three", tool_call_id=request.tool_call["id"])
+        return Command(
+            update={"messages": [ToolMessage("seven", tool_call_id=request.tool_call["id"])]}
+        )
+
+    model = ScriptedChatModel([calls(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})), "ok"])
+    agent = create_agent(model, [add], middleware=[answer])
+
+    result = run_agent(agent, how_call, {"messages": [("user", "sums?")]})
+
+    answers = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ["three", "seven"]

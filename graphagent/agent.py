@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +90,13 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
             await _within(run, leave(layers, error))
             raise
         await _within(run, leave(layers, shape.final_output))
+
+    @property
+    def stream_channels_list(self) -> Sequence[str]:
+        """The public fields, which LangGraph's API server publishes as the state schema:
+        private fields and ``jump_to`` stay out, as they stay out of the output."""
+        public = self.output_channels
+        return [public] if isinstance(public, str) else list(public)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """Notebooks show the graph drawn here, offline; langgraph's own calls a web service."""

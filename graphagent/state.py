@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import (
     Annotated,
     Any,
@@ -99,6 +99,8 @@ def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchem
 
     Visibility markers are stripped from the graph's annotations (langgraph reads the last
     ``Annotated`` item as a reducer, so a trailing marker would hide it) and kept on the field.
+    A field declared by several schemas gets the most restrictive visibility any of them gives
+    it: re-declaring a middleware's private field to read it must not let callers write it.
     """
     fields: dict[str, StateField] = {}
     for owner, schema in sources:
@@ -107,18 +109,28 @@ def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchem
             known = fields.get(name)
             if known is None:
                 fields[name] = field
-            elif _bare(known.annotation) != _bare(field.annotation):
+                continue
+            if _bare(known.annotation) != _bare(field.annotation):
                 raise StateSchemaConflictError(
                     f"State field '{name}' is declared as {show_type(known.annotation)} by "
                     f"'{known.owner}' and as {show_type(field.annotation)} by '{owner}'; "
                     "declare it with one type in both schemas, or rename one of the fields."
                 )
+            visibility = _stricter(known.visibility, field.visibility)
+            fields[name] = replace(known, visibility=visibility)
     return MergedSchemas(
         state=_typed_dict("AgentState", fields.values()),
         input=_typed_dict("AgentInput", (f for f in fields.values() if f.in_input)),
         output=_typed_dict("AgentOutput", (f for f in fields.values() if f.in_output)),
         fields=fields,
     )
+
+
+def _stricter(a: OmitFromSchema | None, b: OmitFromSchema | None) -> OmitFromSchema | None:
+    """Left out of the input (output) when either declaration leaves it out."""
+    if a is None or b is None:
+        return a or b
+    return OmitFromSchema(input=a.input or b.input, output=a.output or b.output)
 
 
 def _type_hints(owner: str, schema: Any) -> dict[str, Any]:

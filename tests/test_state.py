@@ -5,11 +5,14 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, NotRequired
 
+import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from graphagent import create_agent
 from graphagent.middleware import (
     AgentState,
+    ModelCallLimitMiddleware,
     OmitFromInput,
     OmitFromOutput,
     PrivateStateAttr,
@@ -78,3 +81,52 @@ def test_user_state_schema_fields_pass_through(run: Run) -> None:
     result = run(agent, {"messages": ["hi"], "ticket_id": "T-1"})
 
     assert result["ticket_id"] == "T-1"
+
+
+class ReadsTheCount(AgentState):
+    """An app re-declaring a middleware's private counter, only to read it."""
+
+    thread_model_call_count: NotRequired[int]
+
+
+def test_a_redeclared_private_field_still_cannot_be_passed_in(run: Run) -> None:
+    model = ScriptedChatModel(["ok"], repeat_last=True)
+    limit = ModelCallLimitMiddleware(thread_limit=1, exit_behavior="end")
+    agent = create_agent(
+        model, middleware=[limit], state_schema=ReadsTheCount, checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "t"}}
+
+    for _ in range(3):
+        result = run(agent, {"messages": ["hi"], "thread_model_call_count": 0}, config=thread)
+
+    assert len(model.calls) == 1, "the caller's count of 0 must not reset the limit"
+    assert "thread limit (1/1)" in result["messages"][-1].content
+    assert "thread_model_call_count" not in result
+    assert agent.get_state(thread).values["thread_model_call_count"] == 1
+
+
+@pytest.mark.parametrize("app_first", [True, False], ids=["app-first", "middleware-first"])
+def test_the_most_restrictive_declaration_decides_the_schemas(app_first: bool) -> None:
+    class Loose(AgentState):
+        a: NotRequired[int]
+        b: NotRequired[Annotated[int, OmitFromInput]]
+        c: NotRequired[int]
+
+    class Strict(AgentState):
+        a: NotRequired[Annotated[int, PrivateStateAttr]]
+        b: NotRequired[Annotated[int, OmitFromOutput]]
+        c: NotRequired[Annotated[int, OmitFromOutput]]
+
+    @before_model(state_schema=Strict if app_first else Loose)
+    def hook(state: Any, runtime: Any) -> None:
+        return None
+
+    agent = create_agent(
+        ScriptedChatModel(["ok"]), middleware=[hook], state_schema=Loose if app_first else Strict
+    )
+    input_fields = set(agent.get_input_jsonschema()["properties"])
+    output_fields = set(agent.get_output_jsonschema()["properties"])
+
+    assert input_fields == {"messages", "c"}
+    assert output_fields == {"messages", "structured_response"}

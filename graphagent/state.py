@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import UnionType
 from typing import (
     Annotated,
     Any,
@@ -11,6 +12,7 @@ from typing import (
     Literal,
     NotRequired,
     Required,
+    Union,
     get_args,
     get_origin,
     get_type_hints,
@@ -111,11 +113,7 @@ def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchem
                 fields[name] = field
                 continue
             if _bare(known.annotation) != _bare(field.annotation):
-                raise StateSchemaConflictError(
-                    f"State field '{name}' is declared as {show_type(known.annotation)} by "
-                    f"'{known.owner}' and as {show_type(field.annotation)} by '{owner}'; "
-                    "declare it with one type in both schemas, or rename one of the fields."
-                )
+                raise _conflict(known, field)
             visibility = _stricter(known.visibility, field.visibility)
             fields[name] = replace(known, visibility=visibility)
     return MergedSchemas(
@@ -123,6 +121,17 @@ def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchem
         input=_typed_dict("AgentInput", (f for f in fields.values() if f.in_input)),
         output=_typed_dict("AgentOutput", (f for f in fields.values() if f.in_output)),
         fields=fields,
+    )
+
+
+def _conflict(known: StateField, field: StateField) -> StateSchemaConflictError:
+    shown = show_type(known.annotation), show_type(field.annotation)
+    if shown[0] == shown[1]:  # they differ in Annotated metadata that show_type leaves out
+        shown = repr(_bare(known.annotation)), repr(_bare(field.annotation))
+    return StateSchemaConflictError(
+        f"State field '{field.name}' is declared as {shown[0]} by '{known.owner}' and as "
+        f"{shown[1]} by '{field.owner}'; declare it with the same type and reducer in both "
+        "schemas (subclassing the other schema does that), or rename one of the fields."
     )
 
 
@@ -168,11 +177,36 @@ def _bare(annotation: Any) -> Any:
 
 
 def show_type(annotation: Any) -> str:
-    """A field's type for messages: ``int``, ``list[str]`` (markers and NotRequired left out)."""
+    """A field's type for messages: ``int``, ``list[str] (reducer add)``; visibility markers and
+    ``NotRequired`` are left out."""
     bare = _bare(annotation)
-    if isinstance(bare, type):
-        return bare.__name__
-    return repr(bare).replace("typing.", "").replace("typing_extensions.", "")
+    reducer = _reducer(bare)
+    return f"{_type_name(bare)} (reducer {reducer})" if reducer else _type_name(bare)
+
+
+def _reducer(annotation: Any) -> str | None:
+    """The name of the reducer, which langgraph takes from the last ``Annotated`` item."""
+    if get_origin(annotation) is not Annotated:
+        return None
+    last = get_args(annotation)[-1]
+    return getattr(last, "__name__", repr(last)) if callable(last) else None
+
+
+def _type_name(annotation: Any) -> str:
+    if annotation == AnyMessage:
+        return "AnyMessage"
+    if annotation is type(None) or annotation is Ellipsis:
+        return "None" if annotation is type(None) else "..."
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _type_name(args[0])
+    if origin is Union or origin is UnionType:
+        return " | ".join(map(_type_name, args))
+    if origin is not None and args:
+        return f"{_type_name(origin)}[{', '.join(map(_type_name, args))}]"
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return repr(annotation).replace("typing.", "").replace("typing_extensions.", "")
 
 
 def _typed_dict(name: str, fields: Any) -> type[Any]:

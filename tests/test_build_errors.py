@@ -14,7 +14,12 @@ from graphagent import (
     StateSchemaConflictError,
     create_agent,
 )
-from graphagent.middleware import AgentMiddleware, AgentState, before_model
+from graphagent.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ToolCallLimitMiddleware,
+    before_model,
+)
 from graphagent.testing import ScriptedChatModel
 
 MODEL = ScriptedChatModel(["x"])
@@ -100,8 +105,37 @@ def test_conflicting_state_fields_name_both_middleware() -> None:
         create_agent(MODEL, middleware=[counter, labeller])
     assert str(caught.value) == (
         "State field 'count' is declared as int by 'counter' and as str by "
-        "'labeller'; declare it with one type in both schemas, or rename one of the fields."
+        "'labeller'; declare it with the same type and reducer in both schemas (subclassing "
+        "the other schema does that), or rename one of the fields."
     )
+
+
+def test_a_redeclaration_without_the_reducer_is_a_conflict_naming_the_reducer() -> None:
+    class ReadsToolCounts(AgentState):
+        thread_tool_call_count: NotRequired[dict[str, int]]
+
+    with pytest.raises(StateSchemaConflictError) as caught:
+        create_agent(
+            MODEL,
+            middleware=[ToolCallLimitMiddleware(thread_limit=3)],
+            state_schema=ReadsToolCounts,
+        )
+    assert (
+        "declared as dict[str, int] by 'state_schema' and as dict[str, int] (reducer "
+        "_merge_counts) by 'ToolCallLimitMiddleware'"
+    ) in str(caught.value)
+
+
+def test_a_conflict_over_messages_names_the_types_readably() -> None:
+    class Texts(AgentState):
+        messages: list[str]  # type: ignore[misc]
+
+    with pytest.raises(StateSchemaConflictError) as caught:
+        create_agent(MODEL, state_schema=Texts)
+    assert (
+        "State field 'messages' is declared as list[AnyMessage] (reducer _add_messages) by "
+        "'AgentState' and as list[str] by 'state_schema';"
+    ) in str(caught.value)
 
 
 def test_user_state_schema_conflicts_too() -> None:

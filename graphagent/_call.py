@@ -23,10 +23,12 @@ _BIND_CACHE_SIZE = 64
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What one handler call produced: the response and the commands of the layers it passed."""
+    """What one handler call produced: the response, the commands of the layers it passed, and
+    the unregistered tools the model was offered."""
 
     response: ModelResponse
     commands: tuple[Command[Any], ...] = ()
+    offered: frozenset[str] = frozenset()
 
 
 class ModelCall:
@@ -38,33 +40,33 @@ class ModelCall:
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
 
     def sync(self, request: ModelRequest) -> Outcome:
-        bound, messages, strategy = self._prepare(request)
+        bound, messages, strategy, offered = self._prepare(request)
         with provider_rejections(strategy), _origin(request):
             reply = bound.invoke(messages)
-        return self._outcome(reply, strategy)
+        return self._outcome(reply, strategy, offered)
 
     async def asynchronous(self, request: ModelRequest) -> Outcome:
-        bound, messages, strategy = self._prepare(request)
+        bound, messages, strategy, offered = self._prepare(request)
         with provider_rejections(strategy), _origin(request):
             reply = await bound.ainvoke(messages)
-        return self._outcome(reply, strategy)
+        return self._outcome(reply, strategy, offered)
 
     def _prepare(
         self, request: ModelRequest
-    ) -> tuple[Runnable[Any, Any], list[Any], Strategy | None]:
-        self._registry.check_offered(request.tools)
+    ) -> tuple[Runnable[Any, Any], list[Any], Strategy | None, frozenset[str]]:
+        offered = self._registry.check_offered(request.tools)
         strategy = (
             resolve(request.response_format, request.model) if request.response_format else None
         )
         messages = pair_tool_calls(request.messages)
         if request.system_message is not None:
             messages = [request.system_message, *messages]
-        return self._bind(request, strategy), messages, strategy
+        return self._bind(request, strategy), messages, strategy, offered
 
-    def _outcome(self, reply: Any, strategy: Strategy | None) -> Outcome:
+    def _outcome(self, reply: Any, strategy: Strategy | None, offered: frozenset[str]) -> Outcome:
         if self._name and isinstance(reply, AIMessage) and not reply.name:
             reply.name = self._name
-        return Outcome(to_response(reply, strategy))
+        return Outcome(to_response(reply, strategy), offered=offered)
 
     def _bind(self, request: ModelRequest, strategy: Strategy | None) -> Runnable[Any, Any]:
         model, tools, choice, settings = (

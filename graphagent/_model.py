@@ -20,6 +20,7 @@ from graphagent._plan import MODEL_NODE, Hook
 from graphagent._tools import ToolRegistry
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
+from graphagent.state import OFFERED_TOOLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +47,11 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
     def model(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
         if sync_chain is None:
             raise sync_error  # type: ignore[misc]
-        return _update(sync_chain(_request(setup, state, runtime)), setup.plain_keys)
+        return _update(sync_chain(_request(setup, state, runtime)), setup.plain_keys, state)
 
     async def amodel(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
         outcome = await async_chain(_request(setup, state, runtime))
-        return _update(outcome, setup.plain_keys)
+        return _update(outcome, setup.plain_keys, state)
 
     return RunnableCallable(model, amodel, name=MODEL_NODE, trace=False)
 
@@ -120,7 +121,8 @@ def _unreachable(request: Any, inner: Any) -> Any:  # pragma: no cover - guarded
 def _settle(
     hook: Hook, result: Any, calls: Sequence[Outcome], state_keys: Collection[str]
 ) -> Outcome:
-    """Normalise what a layer returned; keep the commands of the handler call it returned."""
+    """Normalise what a layer returned; keep the commands and offers of the handler call it
+    returned (the last one if it built its own response)."""
     command: Command[Any] | None = None
     if isinstance(result, ExtendedModelResponse):
         response, command = result.model_response, result.command
@@ -133,13 +135,15 @@ def _settle(
             f"{hook.label} returned {type(result).__name__}; return the handler's ModelResponse, "
             "an AIMessage, or an ExtendedModelResponse."
         )
-    kept = next((c for c in calls if c.response is response), calls[-1] if calls else None)
-    if command is None:
-        if kept is not None and kept.response is response:
-            return kept
-        return Outcome(response, kept.commands if kept else ())
-    _check_command(hook, command, state_keys)
-    return Outcome(response, (*(kept.commands if kept else ()), command))
+    fallback = calls[-1] if calls else Outcome(response)
+    kept = next((c for c in calls if c.response is response), fallback)
+    if command is None and kept.response is response:
+        return kept
+    commands = kept.commands
+    if command is not None:
+        _check_command(hook, command, state_keys)
+        commands = (*commands, command)
+    return Outcome(response, commands, kept.offered)
 
 
 def _check_command(hook: Hook, command: Command[Any], state_keys: Collection[str]) -> None:
@@ -166,8 +170,11 @@ def _items(update: Any) -> list[tuple[str, Any]]:
     return list(update)
 
 
-def _update(outcome: Outcome, plain_keys: frozenset[str]) -> dict[str, Any] | list[Command[Any]]:
-    """The model node's writes: the response's messages, then each command's updates.
+def _update(
+    outcome: Outcome, plain_keys: frozenset[str], state: dict[str, Any]
+) -> dict[str, Any] | list[Command[Any]]:
+    """The model node's writes: the response's messages and the turn's unregistered tool offers
+    (when they changed), then each command's updates.
 
     Plain fields are merged into one write (inner first, outer wins); fields with a reducer get
     one write per command, applied in the same order.
@@ -177,6 +184,9 @@ def _update(outcome: Outcome, plain_keys: frozenset[str]) -> dict[str, Any] | li
     first: dict[str, Any] = {"messages": messages + malformed if malformed else messages}
     if outcome.response.structured_response is not None:
         first["structured_response"] = outcome.response.structured_response
+    offered = sorted(outcome.offered)
+    if offered != state.get(OFFERED_TOOLS, []):
+        first[OFFERED_TOOLS] = offered
     if not outcome.commands:
         return first
     reduced: list[Command[Any]] = []

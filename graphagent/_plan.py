@@ -16,7 +16,14 @@ from langgraph.constants import END, START
 
 from graphagent.errors import DuplicateMiddlewareError, MiddlewareError, hook_label
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
-from graphagent.state import JUMP_TARGETS, AgentState, JumpTo, MergedSchemas, merge_state_schemas
+from graphagent.state import (
+    JUMP_TARGETS,
+    AgentState,
+    JumpTo,
+    MergedSchemas,
+    OfferedToolsState,
+    merge_state_schemas,
+)
 
 NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call", "wrap_agent")
@@ -116,7 +123,8 @@ def compile_plan(
     stack = ordered(listed)
     hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
-    schemas = merge_state_schemas(_schema_sources(stack, state_schema))
+    offers = bool(hooks["wrap_model_call"] and hooks["wrap_tool_call"])
+    schemas = merge_state_schemas(_schema_sources(stack, state_schema, offers))
     provider_tools = tuple(t for t in tools if isinstance(t, dict))
     facts = AgentFacts(all_tools, checkpointer, provider_tools, checkpointing_disabled)
     for item in stack:
@@ -267,9 +275,13 @@ def _collect_tools(
 
 
 def _schema_sources(
-    stack: Sequence[AgentMiddleware[Any, Any, Any]], state_schema: type[Any] | None
+    stack: Sequence[AgentMiddleware[Any, Any, Any]], state_schema: type[Any] | None, offers: bool
 ) -> list[tuple[str, type[Any]]]:
+    """AgentState, graphagent's record of tool offers (only a wrap_model_call hook can offer an
+    unregistered tool, and only a wrap_tool_call hook can execute it), then the user's schemas."""
     sources: list[tuple[str, type[Any]]] = [("AgentState", AgentState)]
+    if offers:
+        sources.append(("graphagent", OfferedToolsState))
     if state_schema is not None:
         sources.append(("state_schema", state_schema))
     sources += [(m.name, m.state_schema) for m in stack]

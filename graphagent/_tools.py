@@ -16,32 +16,35 @@ from graphagent._chain import Layer, async_only_error, build_onion
 from graphagent._compat import InlineToolNode
 from graphagent._plan import TOOLS_NODE, Hook
 from graphagent.errors import HookReturnError, UnregisteredToolError, note_origin
+from graphagent.state import OFFERED_TOOLS
 
 ToolResult = Any  # ToolMessage | Command
 
 
 class ToolRegistry:
-    """The tools the agent executes, and the unregistered ones hooks offered to the model.
+    """The tools the agent executes, and the checks on unregistered ones hooks offer the model.
 
     A ``wrap_model_call`` hook may offer the model a tool the agent does not have; that is only
-    sound when a ``wrap_tool_call`` hook executes it (``request.override(tool=...)``).
+    sound when a ``wrap_tool_call`` hook executes it (``request.override(tool=...)``). Which
+    tools a turn offered is kept in the run's state (``OFFERED_TOOLS``), never here: one
+    registry serves every run of the agent.
     """
 
     def __init__(self, tools: Sequence[BaseTool], wrapped: bool) -> None:
         self.names = frozenset(t.name for t in tools)
         self.wrapped = wrapped
-        self.offered: set[str] = set()
 
-    def check_offered(self, tools: Sequence[Any]) -> None:
-        for item in tools:
-            if isinstance(item, BaseTool) and item.name not in self.names:
-                if not self.wrapped:
-                    raise UnregisteredToolError(_unregistered(item.name, "no wrap_tool_call hook"))
-                self.offered.add(item.name)
+    def check_offered(self, tools: Sequence[Any]) -> frozenset[str]:
+        """The unregistered tools among ``tools``; an error if no hook could execute them."""
+        offered = [t.name for t in tools if isinstance(t, BaseTool) and t.name not in self.names]
+        if offered and not self.wrapped:
+            raise UnregisteredToolError(_unregistered(offered[0], "no wrap_tool_call hook"))
+        return frozenset(offered)
 
     def check_call(self, request: ToolCallRequest) -> None:
+        """Refuse a call to a tool this run's model turn was offered and no hook executed."""
         name = request.tool_call["name"]
-        if request.tool is None and name in self.offered:
+        if request.tool is None and name in request.state.get(OFFERED_TOOLS, ()):
             raise UnregisteredToolError(_unregistered(name, "no wrap_tool_call hook handled it"))
 
 

@@ -99,7 +99,7 @@ def explain(graph: Any, node: str | None = None) -> Explanation:
         fields=tuple(
             (f.owner, f.name, show_type(f.annotation), _visibility(f))
             for f in agent.plan.schemas.fields.values()
-            if f.owner not in ("AgentState",)
+            if f.owner not in ("AgentState", "graphagent")
         ),
         tools=tuple(t.name for t in agent.plan.tools),
         nodes=_run_order(agent.plan, tuple(drawn.nodes)),

@@ -104,6 +104,8 @@ def test_a_redeclared_private_field_still_cannot_be_passed_in(run: Run) -> None:
     assert "thread limit (1/1)" in result["messages"][-1].content
     assert "thread_model_call_count" not in result
     assert agent.get_state(thread).values["thread_model_call_count"] == 1
+    assert "thread_model_call_count" not in agent.get_input_jsonschema()["properties"]
+    assert "thread_model_call_count" not in agent.get_output_jsonschema()["properties"]
 
 
 @pytest.mark.parametrize("app_first", [True, False], ids=["app-first", "middleware-first"])

@@ -656,6 +656,70 @@ def test_record_content_records_interrupt_values(tracing: Tracing) -> None:
     assert (event.attributes or {})["graphagent.interrupt.value"] == '"ok?"'
 
 
+SECRET = "jane.doe@example.com"
+
+
+@tool
+def find_account(name: str) -> str:
+    """Fails, quoting personal data."""
+    raise LookupError(f"no account for {SECRET}")
+
+
+def fail_quoting_the_secret(messages: Any) -> str:
+    raise ValueError(f"the provider refused a prompt mentioning {SECRET}")
+
+
+def everything_recorded(span: ReadableSpan) -> str:
+    """All a span says: name, attributes, status, events and their attributes."""
+    events = [(e.name, dict(e.attributes or {})) for e in span.events]
+    return repr((span.name, attrs(span), span.status.description, events))
+
+
+@pytest.mark.parametrize("how", ENTRY_POINTS)
+@pytest.mark.parametrize("failing", ["tool", "model"])
+def test_an_exception_is_recorded_by_type_not_by_message(
+    how: str, failing: str, tracing: Tracing
+) -> None:
+    script = [calls(("find_account", {"name": "Jane"}))] if failing == "tool" else []
+    model = ScriptedChatModel([*script, fail_quoting_the_secret])
+    middleware = [OtelTracingMiddleware(tracing.provider)]
+    agent = create_agent(model, [find_account], middleware=middleware)
+
+    with pytest.raises((LookupError, ValueError), match=SECRET):
+        run_agent(agent, how, {"messages": ["Find Jane"]})
+
+    failed = [s for s in tracing.spans() if s.status.status_code is StatusCode.ERROR]
+    assert {s.name.split()[0] for s in failed} == {
+        "invoke_agent",
+        "execute_tool" if failing == "tool" else "chat",
+    }
+    kind = "LookupError" if failing == "tool" else "ValueError"
+    for span in failed:
+        assert SECRET not in everything_recorded(span), span.name
+        assert span.status.description == kind
+        (event,) = span.events
+        assert event.name == "exception"
+        assert (event.attributes or {})["exception.type"] == kind
+        assert "exception.message" not in (event.attributes or {})
+        stacktrace = str((event.attributes or {})["exception.stacktrace"])
+        assert stacktrace.startswith("Traceback (most recent call last):\n  File ")
+        assert stacktrace.endswith(f"\n{kind}\n")
+
+
+def test_record_content_records_the_exception_message(tracing: Tracing) -> None:
+    model = ScriptedChatModel([calls(("find_account", {"name": "Jane"}))])
+    middleware = [OtelTracingMiddleware(tracing.provider, record_content=True)]
+    agent = create_agent(model, [find_account], middleware=middleware)
+
+    with pytest.raises(LookupError):
+        agent.invoke({"messages": ["Find Jane"]})
+
+    span = tracing.one("execute_tool find_account")
+    assert span.status.description == f"LookupError: no account for {SECRET}"
+    (event,) = span.events
+    assert (event.attributes or {})["exception.message"] == f"no account for {SECRET}"
+
+
 # -- the tracer provider and the no-op path -------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ what they say.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,9 @@ TOOL_DESCRIPTION = "gen_ai.tool.description"
 TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_RESULT = "gen_ai.tool.call.result"
 ERROR_TYPE = "error.type"
+EXCEPTION_EVENT = "exception"
+EXCEPTION_TYPE = "exception.type"
+EXCEPTION_STACKTRACE = "exception.stacktrace"
 # graphagent's own attributes and events.
 INTERRUPTED = "graphagent.interrupted"
 CLOSED_EARLY = "graphagent.closed_early"
@@ -175,3 +179,12 @@ def error_type(cls: type) -> str:
     if cls.__module__ == "builtins":
         return cls.__qualname__
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def exception_attributes(error: BaseException) -> dict[str, str]:
+    """The ``exception`` event of an error without its message (which may quote personal
+    data): the type, and a traceback of the frames it passed, ending in the bare type."""
+    kind = error_type(type(error))
+    frames = "".join(traceback.format_tb(error.__traceback__))
+    stacktrace = f"Traceback (most recent call last):\n{frames}{kind}\n"
+    return {EXCEPTION_TYPE: kind, EXCEPTION_STACKTRACE: stacktrace}

@@ -150,7 +150,7 @@ class OtelTracingMiddleware(AgentMiddleware):
         started = self._start_chat(request)
         if started is None:
             return handler(request)
-        with _current(started[1]):
+        with _current(started[1], self.record_content):
             response = handler(request)
         _end_chat(*started, response, self.record_content)
         return response
@@ -163,7 +163,7 @@ class OtelTracingMiddleware(AgentMiddleware):
         started = self._start_chat(request)
         if started is None:
             return await handler(request)
-        with _current(started[1]):
+        with _current(started[1], self.record_content):
             response = await handler(request)
         _end_chat(*started, response, self.record_content)
         return response
@@ -174,7 +174,7 @@ class OtelTracingMiddleware(AgentMiddleware):
         span = self._start_tool(request)
         if span is None:
             return handler(request)
-        with _current(span):
+        with _current(span, self.record_content):
             result = handler(request)
         _end_tool(span, result, self.record_content)
         return result
@@ -187,7 +187,7 @@ class OtelTracingMiddleware(AgentMiddleware):
         span = self._start_tool(request)
         if span is None:
             return await handler(request)
-        with _current(span):
+        with _current(span, self.record_content):
             result = await handler(request)
         _end_tool(span, result, self.record_content)
         return result
@@ -256,7 +256,7 @@ class OtelTracingMiddleware(AgentMiddleware):
 
 
 @contextmanager
-def _current(span: Span) -> Iterator[None]:
+def _current(span: Span, record_content: bool) -> Iterator[None]:
     """Make ``span`` current while the call runs; if the call raises, end the span with it.
 
     Attach and detach happen in the same frame, hence in the same context."""
@@ -264,7 +264,7 @@ def _current(span: Span) -> Iterator[None]:
     try:
         yield
     except BaseException as error:
-        _record_error(span, error)
+        _record_error(span, error, record_content)
         span.end()
         raise
     finally:
@@ -275,7 +275,7 @@ def _close_run(scope: _RunScope, outcome: Any, record_content: bool) -> None:
     span, run = scope.span, scope.run
     try:
         if isinstance(outcome, BaseException):
-            _record_error(span, outcome)
+            _record_error(span, outcome, record_content)
         elif run is not None:
             _record_run_result(run, outcome, record_content)
         if run is not None:
@@ -288,8 +288,10 @@ def _close_run(scope: _RunScope, outcome: Any, record_content: bool) -> None:
             otel_context.detach(scope.token)
 
 
-def _record_error(span: Span, error: BaseException) -> None:
-    """How a span ends when its call raised: control flow is no error, the rest is."""
+def _record_error(span: Span, error: BaseException, record_content: bool) -> None:
+    """How a span ends when its call raised: control flow is no error, the rest is. The
+    exception's message is content (it may quote personal data): without ``record_content``
+    the span gets its type and the frames it passed, not what it said."""
     if not span.is_recording():
         return
     if isinstance(error, GraphInterrupt):
@@ -297,9 +299,14 @@ def _record_error(span: Span, error: BaseException) -> None:
     elif isinstance(error, GeneratorExit):
         span.set_attribute(semconv.CLOSED_EARLY, True)
     elif not isinstance(error, GraphBubbleUp):
-        span.set_attribute(semconv.ERROR_TYPE, semconv.error_type(type(error)))
-        span.record_exception(error)
-        span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+        kind = semconv.error_type(type(error))
+        span.set_attribute(semconv.ERROR_TYPE, kind)
+        if record_content:
+            span.record_exception(error)
+            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+        else:
+            span.add_event(semconv.EXCEPTION_EVENT, semconv.exception_attributes(error))
+            span.set_status(Status(StatusCode.ERROR, kind))
 
 
 def _record_run_result(run: _Run, result: Any, record_content: bool) -> None:

@@ -4,11 +4,13 @@
   tracing overhead of ``RunnableLambda``; langgraph's own nodes are built from it.
 - ``InlineToolNode`` is ``ToolNode`` without a thread pool per single tool call (see below).
 - ``stop_subgraphs_when_closed`` makes closing a sync stream stop the subgraphs still running.
+- ``update_pairs`` reads a state update the way langgraph does (``Command._update_as_tuples``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -18,8 +20,9 @@ from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.pregel._loop import SyncPregelLoop
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-__all__ = ["STREAM_CLOSED", "InlineToolNode", "RunnableCallable", "closed_stream"]
+__all__ = ["STREAM_CLOSED", "InlineToolNode", "RunnableCallable", "closed_stream", "update_pairs"]
 
 STREAM_CLOSED = "graphagent: the stream of the run was closed"
 """The drain reason of a run whose sync stream its consumer closed."""
@@ -63,6 +66,12 @@ class InlineToolNode(ToolNode):
             tools=list(self.tools_by_name.values()),
             **{name: getattr(runtime, name) for name in _SHARED_FIELDS if hasattr(runtime, name)},
         )
+
+
+def update_pairs(update: Any) -> Sequence[tuple[str, Any]]:
+    """A state update — a dict, ``(key, value)`` pairs, or an object such as a pydantic state —
+    as the ``(key, value)`` pairs langgraph writes for it."""
+    return Command(update=update)._update_as_tuples()
 
 
 def _single_call(input: Any) -> bool:

@@ -27,6 +27,8 @@ from graphagent.state import (
 
 NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call", "wrap_agent")
+INPUT_HOOK = "transform_input"
+"""Sync only: it runs when a run is called, before anything could await."""
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 _FORBIDDEN_IN_NAMES = (":", "|")
@@ -92,6 +94,7 @@ class Plan:
     wrap_model_call: tuple[Hook, ...]
     wrap_tool_call: tuple[Hook, ...]
     wrap_agent: tuple[Hook, ...]
+    transform_input: tuple[Hook, ...]
     tools: tuple[BaseTool, ...]
     provider_tools: tuple[dict[str, Any], ...]
     schemas: MergedSchemas
@@ -151,6 +154,7 @@ def compile_plan(
         wrap_model_call=tuple(hooks["wrap_model_call"]),
         wrap_tool_call=tuple(hooks["wrap_tool_call"]),
         wrap_agent=tuple(hooks["wrap_agent"]),
+        transform_input=tuple(hooks[INPUT_HOOK]),
         tools=all_tools,
         provider_tools=provider_tools,
         schemas=schemas,
@@ -159,14 +163,14 @@ def compile_plan(
     )
 
 
-_ALL_HOOKS = NODE_HOOKS + WRAP_HOOKS
+_ALL_HOOKS = (*NODE_HOOKS, *WRAP_HOOKS, INPUT_HOOK)
 
 
 def discover(middleware: AgentMiddleware[Any, Any, Any], kind: str) -> Hook | None:
     """The hook ``kind`` of ``middleware`` if its class overrides it (or its async twin)."""
     cls = type(middleware)
     sync = _overridden(cls, kind)
-    asynchronous = _overridden(cls, "a" + kind)
+    asynchronous = None if kind == INPUT_HOOK else _overridden(cls, "a" + kind)
     if sync is None and asynchronous is None:
         return None
     declared: list[Any] = []

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
 from graphagent._compat import closed_stream
+from graphagent._input import transformed, transformed_supersteps
 from graphagent._plan import Plan
 from graphagent._run import StreamShape, enter, layers_for, leave, run_sync
 
@@ -43,17 +44,33 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         clone.plan = self.plan
         return clone
 
+    def transformed_input(self, input: Any) -> Any:
+        """``input`` as the middleware's ``transform_input`` hooks rewrite it when a run starts.
+        A parent graph that must never store the raw input calls this before its own run."""
+        return transformed(input, self.plan.transform_input)
+
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
         if not self.plan.wrap_agent:
             return super().stream(input, config, **kwargs)
         return self._wrapped_stream(input, config, kwargs)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
         if not self.plan.wrap_agent:
             return super().astream(input, config, **kwargs)
         return self._wrapped_astream(input, config, kwargs)
+
+    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        """``update_state`` writes what the ``transform_input`` hooks make of its values."""
+        updates = transformed_supersteps(supersteps, self.plan.transform_input)
+        return super().bulk_update_state(config, updates)
+
+    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        updates = transformed_supersteps(supersteps, self.plan.transform_input)
+        return await super().abulk_update_state(config, updates)
 
     def _wrapped_stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
         shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)

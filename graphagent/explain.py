@@ -15,6 +15,7 @@ from graphagent.agent import CompiledAgent
 from graphagent.state import show_type
 
 POSITIONS = (
+    "transform_input",
     "wrap_agent",
     "before_agent",
     "before_model",

@@ -88,6 +88,17 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
         this middleware and the fix), e.g. an option naming a tool the agent does not have.
         """
 
+    # The input hook: what a caller writes into the state, before any of it is stored.
+
+    def transform_input(self, values: dict[str, Any]) -> dict[str, Any]:
+        """Rewrite what a caller writes into the state before the agent stores, streams or runs
+        any of it: a run's input (``invoke``, ``stream``, a parent graph calling the agent),
+        ``Command(update=...)``, and ``update_state`` values. Return the values to write (a new
+        dict, or ``values`` as it came). Runs before every other hook, ``wrap_agent`` included,
+        in middleware order; it is synchronous under every entry point, so it must not wait on
+        I/O. A ``Command(resume=...)`` value is not passed here: it answers an interrupt."""
+        return values
+
     # Node hooks. Return a partial state update, or None.
 
     def before_agent(self, state: StateT, runtime: Runtime[ContextT]) -> dict[str, Any] | None:

@@ -7,7 +7,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar, get_args
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
@@ -158,8 +164,9 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
 
     Where it looks:
 
-    - ``apply_to_input`` (on): every user message in the state, before each model call; they
-      are rewritten in the state, so the model, the checkpoint and the result see the new text;
+    - ``apply_to_input`` (on): every user message a caller writes (the run's input,
+      ``Command(update=...)``, ``update_state``), before the agent stores, streams or traces
+      it; and every user message in the state before each model call (those hooks added);
     - ``apply_to_tool_results`` (off): each tool's result, before it enters the state;
     - ``apply_to_output`` (off): the model's replies, before they enter the state. Their
       tokens are held back from ``stream_mode="messages"`` and the rewritten reply is streamed
@@ -205,6 +212,22 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         self._rule = _Rule(self.name, pii_type, strategy, self.detector)
 
     # -- input -----------------------------------------------------------------------------
+
+    def transform_input(self, values: dict[str, Any]) -> dict[str, Any]:
+        """Rewrite the user messages a caller writes (a run's input, ``Command(update=...)``,
+        ``update_state``) before the agent stores or streams any of them."""
+        if not self.apply_to_input or "messages" not in values:
+            return values
+        given = values["messages"]
+        # As the messages reducer reads them: one message or a list of message-likes.
+        messages = convert_to_messages(given if isinstance(given, list) else [given])
+        rewritten = [
+            self._rewritten(m, "a user message") if isinstance(m, HumanMessage) else m
+            for m in messages
+        ]
+        if all(new is old for new, old in zip(rewritten, messages, strict=True)):
+            return values
+        return {**values, "messages": rewritten}
 
     def before_model(
         self, state: AgentState[Any], runtime: Runtime[ContextT]

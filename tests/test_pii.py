@@ -10,11 +10,13 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import Command
+from pydantic import BaseModel, field_validator
 
 from graphagent import create_agent
 from graphagent.errors import MiddlewareError
 from graphagent.middleware.final_answer_filter import FinalAnswerFilterMiddleware
 from graphagent.middleware.model_fallback import ModelFallbackMiddleware
+from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.pii import (
     PIIDetectionError,
     PIIMatch,
@@ -25,6 +27,9 @@ from graphagent.middleware.pii import (
     detect_mac_address,
     detect_url,
 )
+from graphagent.middleware.tool_error import ToolErrorMiddleware
+from graphagent.middleware.tool_retry import ToolRetryMiddleware
+from graphagent.structured_output import ToolStrategy
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
 
@@ -443,3 +448,133 @@ def test_a_model_picked_by_an_inner_fallback_is_held_back_too(how: str) -> None:
     agent = create_agent(ScriptedChatModel([times_out]), middleware=middleware)
     items = stream_messages(agent, how, {"messages": ["Who?"]})
     assert [c.content for c, _ in items] == ["Fallback says [REDACTED_EMAIL]."]
+
+
+# -- messages quoting an exception, whatever the order ----------------------------------------
+
+
+@tool
+def find_account(name: str) -> str:
+    """Fails, quoting personal data."""
+    raise LookupError(f"no account for {EMAIL}")
+
+
+def fails_quoting_the_address(messages: list[Any]) -> str:
+    raise ConnectionError(f"the provider refused a prompt about {EMAIL}")
+
+
+def quote_the_exception(error: Exception, request: Any = None) -> str:
+    return f"It failed: {error}"
+
+
+def answered_tool_failure() -> tuple[Any, ...]:
+    model = ScriptedChatModel([calls(("find_account", {"name": "Jane"})), "Sorry."])
+    return model, [find_account], PIIMiddleware("email", apply_to_tool_results=True)
+
+
+WRITERS = {
+    "tool retry": lambda: ToolRetryMiddleware(max_retries=1, initial_delay=0),
+    "tool retry, on_failure": lambda: ToolRetryMiddleware(
+        max_retries=0, on_failure=quote_the_exception
+    ),
+    "tool error handler": lambda: ToolErrorMiddleware(on_error=quote_the_exception),
+    "model retry": lambda: ModelRetryMiddleware(max_retries=1, initial_delay=0),
+    "model retry, on_failure": lambda: ModelRetryMiddleware(
+        max_retries=0, on_failure=quote_the_exception
+    ),
+}
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+@pytest.mark.parametrize("pii_first", [True, False], ids=["pii first", "pii last"])
+def test_messages_quoting_an_exception_are_rewritten_whatever_the_order(
+    how: str, writer: str, pii_first: bool
+) -> None:
+    if writer.startswith("tool"):
+        model, tools, pii = answered_tool_failure()
+    else:
+        model = ScriptedChatModel([fails_quoting_the_address], repeat_last=True)
+        tools, pii = [], PIIMiddleware("email", apply_to_output=True)
+    middleware = [pii, WRITERS[writer]()]
+    if not pii_first:
+        middleware.reverse()
+    agent = create_agent(model, tools, middleware=middleware)
+    modes = ["values", "updates", "messages"]
+
+    if how in ("stream", "astream"):
+        chunks = stream_chunks(agent, how, modes)
+        assert EMAIL not in repr(chunks)
+        state = [data for mode, data in chunks if mode == "values"][-1]
+    else:
+        state = run_agent(agent, how, {"messages": ["Find Jane"]})
+
+    written = [m.content for m in state["messages"] if "[REDACTED_EMAIL]" in str(m.content)]
+    assert written, "the failure's message was written, rewritten"
+    assert EMAIL not in repr(state)
+    assert EMAIL not in repr([call.messages for call in model.calls])
+
+
+def stream_chunks(agent: Any, how: str, modes: list[str]) -> list[Any]:
+    inputs = {"messages": ["Find Jane"]}
+    if how == "stream":
+        return list(agent.stream(inputs, stream_mode=modes))
+
+    async def collect() -> list[Any]:
+        return [chunk async for chunk in agent.astream(inputs, stream_mode=modes)]
+
+    return asyncio.run(asyncio.wait_for(collect(), 60))
+
+
+def test_a_structured_output_error_quoting_the_reply_is_rewritten(how_call: str) -> None:
+    class Contact(BaseModel):
+        email: str
+
+        @field_validator("email")
+        @classmethod
+        def refuse(cls, value: str) -> str:
+            raise ValueError(f"unknown address {value}")
+
+    model = ScriptedChatModel([calls(("Contact", {"email": EMAIL})), "give up"])
+    pii = PIIMiddleware("email", apply_to_output=True)
+    agent = create_agent(model, response_format=ToolStrategy(Contact), middleware=[pii])
+
+    run_agent(agent, how_call, {"messages": ["Who?"]})
+
+    error = model.calls[1].messages[-1]
+    assert isinstance(error, ToolMessage)
+    assert "unknown address [REDACTED_EMAIL]" in error.text
+    assert EMAIL not in error.text
+
+
+@pytest.mark.parametrize("pii_first", [True, False], ids=["pii first", "pii last"])
+def test_a_blocked_tool_result_stops_the_run_even_listed_inside_a_retry(
+    how_call: str, pii_first: bool
+) -> None:
+    model, agent_tools = ScriptedChatModel([calls(("lookup", {"name": "Jane"})), "ok"]), [lookup]
+    middleware: list[Any] = [
+        PIIMiddleware("email", strategy="block", apply_to_tool_results=True),
+        ToolRetryMiddleware(max_retries=2, initial_delay=0),
+    ]
+    if not pii_first:
+        middleware.reverse()
+    agent = create_agent(model, agent_tools, middleware=middleware)
+
+    with pytest.raises(PIIDetectionError, match="the result of tool 'lookup'"):
+        run_agent(agent, how_call, {"messages": ["Find Jane"]})
+    assert model.call_count == 1
+
+
+def test_pii_sits_inside_observers_and_outside_the_rest() -> None:
+    from graphagent.explain import explain
+    from graphagent.middleware.otel import OtelTracingMiddleware
+
+    middleware = [
+        ToolRetryMiddleware(),
+        PIIMiddleware("email", apply_to_tool_results=True),
+        OtelTracingMiddleware(),
+    ]
+    agent = create_agent(ScriptedChatModel(["ok"]), [lookup], middleware=middleware)
+    (line,) = [x for x in str(explain(agent)).splitlines() if x.startswith("  wrap_tool_call")]
+    assert line.split(None, 1)[1] == (
+        "OtelTracingMiddleware ⊃ PIIMiddleware[email] ⊃ ToolRetryMiddleware"
+    )

@@ -174,7 +174,15 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
       state (tools need them) but are redacted in that chunk.
 
     Use one instance per type; each is named ``PIIMiddleware[<type>]``.
+
+    ``order = 500``: it sits outside every middleware of default order wherever it is listed,
+    so what answers a call is rewritten whoever wrote it: a tool's result and a model's reply,
+    and also a retry's failure message, an error handler's text or a fallback's reply, which may
+    quote an exception's text. Observers (``OtelTracingMiddleware``, ``order = 1000``) stay
+    outside it and see the rewritten text.
     """
+
+    order = 500
 
     def __init__(
         self,

@@ -217,6 +217,8 @@ def test_the_agent_inside_a_parent_stores_and_streams_only_rewritten_input(how: 
     for namespace, mode, data in chunks:
         if namespace:  # the agent's own chunks; the parent's show the parent's input
             assert_clean(data, f"a {mode!r} chunk of {namespace}")
+    for span in guarded.exporter.get_finished_spans():
+        assert_clean((span.attributes, span.events), span.name)
     # The parent stored its input before the agent ran: graphagent cannot reach that.
     assert namespaces_storing(parent.checkpointer) == {""}
     final = parent.get_state(thread(how)).values["messages"][0]

@@ -8,6 +8,7 @@ from graphagent.errors import (
     GraphAgentError,
     HookReturnError,
     MiddlewareError,
+    ResumeError,
     StateSchemaConflictError,
     UnregisteredToolError,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "HookReturnError",
     "MiddlewareError",
     "MissingIntegrationError",
+    "ResumeError",
     "StateSchemaConflictError",
     "UnregisteredToolError",
     "as_tool",

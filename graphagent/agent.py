@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
+from graphagent import _resume
 from graphagent._compat import closed_stream
 from graphagent._input import transformed, transformed_supersteps
 from graphagent._plan import Plan
@@ -52,13 +53,25 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
-        if not self.plan.wrap_agent:
-            return super().stream(input, config, **kwargs)
-        return self._wrapped_stream(input, config, kwargs)
+        if _resume.needs_check(input):
+            return _resume.checked(self, input, config, lambda: self._stream(input, config, kwargs))
+        return self._stream(input, config, kwargs)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
+        if _resume.needs_check(input):
+            return _resume.achecked(
+                self, input, config, lambda: self._astream(input, config, kwargs)
+            )
+        return self._astream(input, config, kwargs)
+
+    def _stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
+        if not self.plan.wrap_agent:
+            return super().stream(input, config, **kwargs)
+        return self._wrapped_stream(input, config, kwargs)
+
+    def _astream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         if not self.plan.wrap_agent:
             return super().astream(input, config, **kwargs)
         return self._wrapped_astream(input, config, kwargs)

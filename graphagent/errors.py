@@ -32,6 +32,11 @@ def hook_label(middleware_name: str, hook: str) -> str:
     return f"'{middleware_name}.{hook}'"
 
 
+class ResumeError(GraphAgentError, ValueError):
+    """A ``Command`` that the thread cannot take as an answer: nothing is waiting for one, or it
+    carries none. Nothing ran, and the thread is as it was."""
+
+
 class UnregisteredToolError(GraphAgentError, LookupError):
     """A hook offered the model a tool the agent cannot execute, and no wrapper handled the call."""
 

@@ -18,7 +18,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from graphagent import create_agent
-from graphagent.errors import GraphAgentError, HookReturnError, MiddlewareError
+from graphagent.errors import GraphAgentError, HookReturnError, MiddlewareError, ResumeError
 from graphagent.middleware import (
     AgentMiddleware,
     ModelRequest,
@@ -178,6 +178,10 @@ def test_the_interrupt_publishes_the_shape_of_the_answer() -> None:
 
     [interrupted] = agent.invoke({"messages": ["go"]}, THREAD)["__interrupt__"]
 
+    assert interrupted.response_schema["description"].startswith(
+        "{'decisions': [...]} with one decision per action request, in order "
+        "(send_email: approve, edit, reject, respond; delete_file: approve)"
+    )
     decisions = interrupted.response_schema["properties"]["decisions"]
     assert (decisions["minItems"], decisions["maxItems"]) == (2, 2)
     assert [d["properties"]["type"]["enum"] for d in decisions["prefixItems"]] == [
@@ -464,14 +468,41 @@ def test_an_answer_that_does_not_fit_raises_and_runs_nothing(case: str, how_call
     assert result["messages"][-1].content == "done"
 
 
-def test_a_resume_value_without_decisions_is_refused(how_call: str) -> None:
+@pytest.mark.parametrize("answer", ["yes", {"answer": "approve"}], ids=["a str", "a dict"])
+def test_a_resume_value_that_is_not_one_decisions_list_is_refused(
+    answer: Any, how_call: str
+) -> None:
     agent, _ = reviewed_agent()
     pause(agent, how_call)
 
-    with pytest.raises(InvalidDecisionError, match=r"resume with \{'decisions'"):
-        run_agent(agent, how_call, Command(resume="yes"), config=THREAD)
+    with pytest.raises(InvalidDecisionError) as caught:
+        run_agent(agent, how_call, Command(resume=answer), config=THREAD)
 
+    assert str(caught.value).startswith(
+        "HumanInTheLoopMiddleware: resume with {'decisions': [...]} with one decision per action "
+        "request, in order (send_email: approve, edit, reject, respond); a decision is one of "
+        "{'type': 'approve'}, {'type': 'edit', 'edited_action': {'name': <tool>, 'args': {...}}}"
+    )
     assert RAN == []
+    resume(agent, how_call, approve())
+    assert RAN == ["send_email(ann@example.com, hi)"]
+
+
+def test_resume_none_is_refused_naming_the_review_and_its_format(how_call: str) -> None:
+    agent, model = reviewed_agent()
+    pause(agent, how_call)
+
+    with pytest.raises(ResumeError) as caught:
+        run_agent(agent, how_call, Command(resume=None), config=THREAD)
+
+    message = str(caught.value)
+    assert (
+        "'HumanInTheLoopMiddleware.after_model' waits for {'decisions': [...]} with one" in message
+    )
+    assert "(send_email: approve, edit, reject, respond)" in message
+    assert (RAN, model.call_count) == ([], 1)
+    resume(agent, how_call, approve())
+    assert RAN == ["send_email(ann@example.com, hi)"]
 
 
 def test_the_error_is_a_value_error_and_survives_pickling() -> None:
@@ -480,6 +511,7 @@ def test_the_error_is_a_value_error_and_survives_pickling() -> None:
     copy = pickle.loads(pickle.dumps(error))
 
     assert isinstance(copy, ValueError)
+    assert isinstance(copy, ResumeError)
     assert isinstance(copy, GraphAgentError)
     assert (str(copy), copy.index, copy.tool_name, copy.allowed) == (
         "bad",

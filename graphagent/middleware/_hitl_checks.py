@@ -137,8 +137,7 @@ def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HIT
     decisions = value.get("decisions") if isinstance(value, Mapping) else None
     if not isinstance(decisions, list):
         raise InvalidDecisionError(
-            f"{OWNER}: resume with {{'decisions': [...]}} (one decision per action "
-            f"request), got {value!r}. {_STILL_OPEN}"
+            f"{OWNER}: resume with {answer_format(reviews)}; got {value!r}. {_STILL_OPEN}"
         )
     if len(decisions) != len(reviews):
         names = ", ".join(r.call["name"] for r in reviews)
@@ -183,6 +182,27 @@ def unwrapped(exc: ValidationError) -> Exception:
     return exc
 
 
+_DECISION_SHAPES: Mapping[str, str] = MappingProxyType(
+    {
+        "approve": "{'type': 'approve'}",
+        "edit": "{'type': 'edit', 'edited_action': {'name': <tool>, 'args': {...}}}",
+        "reject": "{'type': 'reject', 'message': <optional reason>}",
+        "respond": "{'type': 'respond', 'message': <the tool's result>}",
+    }
+)
+
+
+def answer_format(reviews: Sequence[Review]) -> str:
+    """The answer ``reviews`` take, in words: what errors quote and the response schema says."""
+    allowed = "; ".join(f"{r.call['name']}: {', '.join(r.allowed)}" for r in reviews)
+    kinds = [kind for kind in DECISION_TYPES if any(kind in r.allowed for r in reviews)]
+    shapes = ", ".join(_DECISION_SHAPES[kind] for kind in kinds)
+    return (
+        f"{{'decisions': [...]}} with one decision per action request, in order ({allowed}); "
+        f"a decision is one of {shapes}"
+    )
+
+
 def response_json_schema(reviews: Sequence[Review]) -> dict[str, Any]:
     """Published with the interrupt, so a client can render the answer it expects."""
     action = {
@@ -207,7 +227,12 @@ def response_json_schema(reviews: Sequence[Review]) -> dict[str, Any]:
         "minItems": len(reviews),
         "maxItems": len(reviews),
     }
-    return {"type": "object", "required": ["decisions"], "properties": {"decisions": items}}
+    return {
+        "type": "object",
+        "description": answer_format(reviews),
+        "required": ["decisions"],
+        "properties": {"decisions": items},
+    }
 
 
 def as_json_schema(schema: Any) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from graphagent.errors import GraphAgentError
+from graphagent.errors import ResumeError
 from graphagent.state import AgentState, PrivateStateAttr, ResponseT
 
 DecisionType = Literal["approve", "edit", "reject", "respond"]
@@ -122,7 +122,7 @@ class HumanInTheLoopState(AgentState[ResponseT]):
     ]
 
 
-class InvalidDecisionError(GraphAgentError, ValueError):
+class InvalidDecisionError(ResumeError):
     """A resume answer that does not fit the open review. Nothing ran and nothing was saved, so
     the same review can be answered again.
 

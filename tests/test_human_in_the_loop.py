@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from graphagent import create_agent
 from graphagent.errors import GraphAgentError, HookReturnError, MiddlewareError, ResumeError
@@ -435,6 +435,29 @@ BAD_ANSWERS: dict[str, tuple[Any, int | None, str]] = {
     "edit with bad args": ([edit("send_email", to=3), approve()], 0, "to: Input should be"),
     "respond without text": ([{"type": "respond"}, approve()], 0, "without a 'message' str"),
     "reject with bad reason": ([{"type": "reject", "message": 42}, approve()], 0, "message=42"),
+    "edit with an argument the tool lacks": (
+        [edit("send_email", to="bob@example.com", body="hi", cc="eve@example.com"), approve()],
+        0,
+        "cc: not an argument of this tool",
+    ),
+    "unknown key in a decision": (
+        [{"type": "approve", "mesage": "go ahead"}, approve()],
+        0,
+        "is 'approve' with unknown key(s) ['mesage']; it takes {'type': 'approve'}",
+    ),
+    "message on an edit": (
+        [{**edit("send_email", to="bob@example.com", body="hi"), "message": "why"}, approve()],
+        0,
+        "is 'edit' with unknown key(s) ['message']",
+    ),
+    "unknown key in an edited action": (
+        [
+            {"type": "edit", "edited_action": {"name": "read_file", "args": {}, "id": "x"}},
+            approve(),
+        ],
+        0,
+        "it must be {'name': str, 'args': dict}",
+    ),
 }
 
 
@@ -468,7 +491,9 @@ def test_an_answer_that_does_not_fit_raises_and_runs_nothing(case: str, how_call
     assert result["messages"][-1].content == "done"
 
 
-@pytest.mark.parametrize("answer", ["yes", {"answer": "approve"}], ids=["a str", "a dict"])
+@pytest.mark.parametrize(
+    "answer", ["yes", {"decisions": [approve()], "comment": "ok"}], ids=["a str", "an extra key"]
+)
 def test_a_resume_value_that_is_not_one_decisions_list_is_refused(
     answer: Any, how_call: str
 ) -> None:
@@ -559,6 +584,29 @@ def test_args_schema_adds_checks_to_edits(kind: str, how_call: str) -> None:
     assert request["review_configs"][0]["args_schema"] == expected
     resume(agent, how_call, edit("send_email", to="bob@example.com", body="ok"))
     assert RAN == ["send_email(bob@example.com, ok)"]
+
+
+class Ticket(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    title: str
+
+
+@tool(args_schema=Ticket)
+def open_ticket(title: str, **fields: Any) -> str:
+    """Open a ticket; any other field is stored with it."""
+    RAN.append(f"open_ticket({title}, {fields})")
+    return "opened"
+
+
+def test_an_edit_may_add_arguments_a_tool_that_takes_extra_keys_accepts(how_call: str) -> None:
+    model = ScriptedChatModel([calls(tool_call("open_ticket", {"title": "Printer"})), "done"])
+    hitl = HumanInTheLoopMiddleware({"open_ticket": True})
+    agent = create_agent(model, [open_ticket], middleware=[hitl], checkpointer=InMemorySaver())
+    pause(agent, how_call)
+
+    resume(agent, how_call, edit("open_ticket", title="Printer", floor=3))
+
+    assert RAN == ["open_ticket(Printer, {'floor': 3})"]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, TypeGuard, cast
 
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._hitl_types import (
     CONFIG_KEYS,
+    DECISION_KEYS,
     DECISION_TYPES,
     HITLResponse,
     InterruptOnConfig,
@@ -49,8 +50,12 @@ def resolved_interrupt_on(interrupt_on: Any) -> dict[str, InterruptOnConfig]:
     return resolved
 
 
+def _is_model(value: Any) -> TypeGuard[type[BaseModel]]:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
 def _is_schema(value: Any) -> bool:
-    return isinstance(value, dict) or (isinstance(value, type) and issubclass(value, BaseModel))
+    return isinstance(value, dict) or _is_model(value)
 
 
 _OPTIONAL_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
@@ -117,7 +122,11 @@ class EditRules:
         """Why ``edited`` cannot run in place of the model's call; ``None`` if it can."""
         action = edited if isinstance(edited, Mapping) else {}
         name, args = action.get("name"), action.get("args")
-        if not isinstance(name, str) or not isinstance(args, Mapping):
+        if (
+            set(action) != {"name", "args"}
+            or not isinstance(name, str)
+            or not isinstance(args, Mapping)
+        ):
             return (
                 f"is 'edit' with edited_action={edited!r}; it must be {{'name': str, 'args': dict}}"
             )
@@ -127,6 +136,8 @@ class EditRules:
                 f"edits the call to '{name}', which the agent does not run; its tools are {known}"
             )
         problems = [p for schema in self.schemas(name) for p in _args_problems(schema, args)]
+        problems += [f"{key}: {_NOT_AN_ARGUMENT}" for key in _dropped_args(self.tools[name], args)]
+        problems = list(dict.fromkeys(problems))
         if problems:
             return f"edits '{name}' with invalid arguments {dict(args)!r}: {'; '.join(problems)}"
         return None
@@ -135,7 +146,7 @@ class EditRules:
 def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HITLResponse:
     """``value`` as the answer to ``reviews``, or :class:`InvalidDecisionError` saying why not."""
     decisions = value.get("decisions") if isinstance(value, Mapping) else None
-    if not isinstance(decisions, list):
+    if not isinstance(decisions, list) or set(value) - {"decisions"}:
         raise InvalidDecisionError(
             f"{OWNER}: resume with {answer_format(reviews)}; got {value!r}. {_STILL_OPEN}"
         )
@@ -165,6 +176,9 @@ def _decision_problem(review: Review, decision: Any, edits: EditRules) -> str | 
         return f"is {decision!r}; a decision is a dict whose 'type' is one of {review.allowed}"
     if kind not in review.allowed:
         return f"is {kind!r}, which is not allowed for this tool; allowed: {review.allowed}"
+    unknown = sorted(set(decision) - DECISION_KEYS[kind])
+    if unknown:
+        return f"is {kind!r} with unknown key(s) {unknown}; it takes {_DECISION_SHAPES[kind]}"
     message = decision.get("message")
     if kind == "respond" and not isinstance(message, str):
         return "is 'respond' without a 'message' str, the text the model gets as the result"
@@ -237,16 +251,28 @@ def response_json_schema(reviews: Sequence[Review]) -> dict[str, Any]:
 
 def as_json_schema(schema: Any) -> dict[str, Any] | None:
     """``schema`` as a JSON schema a reviewer can read; ``None`` if it is neither kind."""
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
+    if _is_model(schema):
         return schema.model_json_schema()
     return schema if isinstance(schema, dict) else None
+
+
+_NOT_AN_ARGUMENT = "not an argument of this tool"
+
+
+def _dropped_args(tool: BaseTool, args: Mapping[str, Any]) -> list[str]:
+    """Arguments the tool would silently drop: pydantic ignores keys its model does not declare
+    (unless the model allows extra keys). Injected arguments are the agent's to give."""
+    model, offered = tool.args_schema, tool.tool_call_schema
+    if not (_is_model(model) and _is_model(offered)) or model.model_config.get("extra") == "allow":
+        return []
+    return [key for key in args if key not in offered.model_fields]
 
 
 def _args_problems(schema: Any, args: Mapping[str, Any]) -> list[str]:
     """Why ``args`` do not fit ``schema`` (a pydantic model or a JSON schema); [] if they do."""
     if isinstance(schema, dict):
         return _json_schema_problems(schema, args)
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+    if not _is_model(schema):
         return []
     try:
         schema.model_validate(dict(args))
@@ -274,9 +300,7 @@ def _json_schema_problems(schema: dict[str, Any], args: Mapping[str, Any]) -> li
     properties = schema.get("properties") or {}
     problems = [f"{key}: required" for key in schema.get("required", ()) if key not in args]
     if schema.get("additionalProperties") is False:
-        problems += [
-            f"{key}: not an argument of this tool" for key in args if key not in properties
-        ]
+        problems += [f"{key}: {_NOT_AN_ARGUMENT}" for key in args if key not in properties]
     for key, value in args.items():
         expected = (properties.get(key) or {}).get("type")
         if expected is not None and not _has_json_type(value, expected):

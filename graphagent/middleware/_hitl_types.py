@@ -89,6 +89,16 @@ class HITLResponse(TypedDict):
     decisions: list[Decision]
 
 
+DECISION_KEYS: dict[str, frozenset[str]] = {
+    kind: frozenset(shape.__annotations__)
+    for kind, shape in zip(
+        DECISION_TYPES,
+        (ApproveDecision, EditDecision, RejectDecision, RespondDecision),
+        strict=True,
+    )
+}
+"""The keys each kind of decision takes; any other key would be ignored, so it is refused."""
+
 DescriptionFactory = Callable[[ToolCall, AgentState[Any], Runtime[Any]], str]
 """Writes the reviewer's text for one call from the call, the agent state and the runtime."""
 

@@ -101,10 +101,11 @@ def _why_nothing_waits(snapshot: StateSnapshot) -> str:
     thread = f"thread {snapshot.config[CONF].get('thread_id')!r}"
     if snapshot.created_at is None:
         return f"{thread} has no checkpoint yet. Nothing ran; {_START}."
-    if snapshot.next:
+    if snapshot.tasks:  # not `next`: a step that finished before a crash is not in it
+        steps = sorted({task.name for task in snapshot.tasks})
         return (
-            f"{thread} has none: its last run stopped before {list(snapshot.next)} without an "
-            "interrupt (an error, a crash or a breakpoint). Nothing ran; continue that run "
-            "with agent.invoke(None, config)."
+            f"{thread} has none: its last run stopped at {steps} without an interrupt (an "
+            "error, a crash or a breakpoint). Nothing ran; continue that run with "
+            "agent.invoke(None, config)."
         )
     return f"{thread} has none: its last run finished. Nothing ran; {_START}."

@@ -32,9 +32,15 @@ def ask(question: str) -> str:
     return f"they said {interrupt(question)}"
 
 
+@tool
+def note(text: str) -> str:
+    """Write a note down."""
+    return "noted"
+
+
 def agent_on(*replies: Any, checkpointer: Any = None, middleware: Any = ()) -> Any:
     model = ScriptedChatModel(list(replies) or ["done"])
-    agent = create_agent(model, [ask], middleware=list(middleware), checkpointer=checkpointer)
+    agent = create_agent(model, [ask, note], middleware=list(middleware), checkpointer=checkpointer)
     return agent, model
 
 
@@ -68,12 +74,46 @@ def test_resuming_a_thread_stopped_by_an_error_points_to_invoke_none(how_call: s
     with pytest.raises(ConnectionError):
         run_agent(agent, how_call, {"messages": ["hi"]}, config=THREAD)
 
-    with pytest.raises(ResumeError, match=r"stopped before \['model'\] without an interrupt"):
+    with pytest.raises(
+        ResumeError,
+        match=r"stopped at \['model'\] without an interrupt.*agent\.invoke\(None, config\)",
+    ):
         run_agent(agent, how_call, Command(resume="yes"), config=THREAD)
     assert model.call_count == 1
 
     result = run_agent(agent, how_call, None, config=THREAD)
     assert result["messages"][-1].content == "recovered"
+
+
+class ProcessDied(Exception):
+    """Stands for a crash between a finished step and the checkpoint after it."""
+
+
+class DyingSaver(InMemorySaver):
+    """Saves a step's results, then dies instead of writing the checkpoint of ``die_at_step``."""
+
+    die_at_step: int | None = None
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        if metadata.get("step") == self.die_at_step:
+            raise ProcessDied
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+def test_a_run_that_died_after_a_finished_step_is_not_called_finished(how_call: str) -> None:
+    saver = DyingSaver()
+    saver.die_at_step = 2  # the checkpoint after the tools step
+    agent, _ = agent_on(calls(("note", {"text": "x"})), "done", checkpointer=saver)
+    with pytest.raises(ProcessDied):
+        run_agent(agent, how_call, {"messages": ["hi"]}, config=THREAD, durability="sync")
+    saver.die_at_step = None
+    assert agent.get_state(THREAD).next == (), "the finished step is not in `next`"
+
+    with pytest.raises(
+        ResumeError,
+        match=r"stopped at \['tools'\] without an interrupt.*agent\.invoke\(None, config\)",
+    ):
+        run_agent(agent, how_call, Command(resume="yes"), config=THREAD)
 
 
 def test_a_refused_resume_never_starts_wrap_agent(how_call: str) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.errors import EmptyInputError
 
 from tests.durable.agent import Turn, take_turn, tool_log
 from tests.durable.harness import die_in_worker, run_in_worker
@@ -95,6 +96,21 @@ def test_with_durability_exit_a_killed_run_leaves_no_trace_and_must_be_resent(
     assert left["messages"] == [["human", "hello"], ["ai", "echo: hello"]]
     assert left["next"] == []
     assert left["model_calls"] == 0, "nothing was left to continue"
+    resent = take_turn(turn(action="say", value="record: invoice 42", durability="exit"))
+    assert last_message(resent) == ["ai", "done: recorded invoice 42"]
+    assert tool_log(tmp_path, "record_step") == ["invoice 42", "invoice 42"]
+
+
+def test_with_durability_exit_a_killed_first_run_leaves_no_checkpoint_to_continue(
+    turn: NewTurn, tmp_path: Path
+) -> None:
+    die_in_worker(
+        turn(action="say", value="record: invoice 42", die_after_tool="kill", durability="exit")
+    )
+
+    assert take_turn(turn(action="inspect"))["messages"] == []
+    with pytest.raises(EmptyInputError):
+        take_turn(turn(action="continue"))
     resent = take_turn(turn(action="say", value="record: invoice 42", durability="exit"))
     assert last_message(resent) == ["ai", "done: recorded invoice 42"]
     assert tool_log(tmp_path, "record_step") == ["invoice 42", "invoice 42"]

@@ -6,6 +6,7 @@ The plan is plain data: the graph shape can be tested, printed or drawn without 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -14,7 +15,13 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool
 from langgraph.constants import END, START
 
-from graphagent.errors import DuplicateMiddlewareError, MiddlewareError, hook_label
+from graphagent._hookspec import ALL_HOOKS, INPUT_HOOK, NODE_HOOKS, checked_hook, near_hook
+from graphagent.errors import (
+    DuplicateMiddlewareError,
+    HooklessMiddlewareWarning,
+    MiddlewareError,
+    hook_label,
+)
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
 from graphagent.state import (
     JUMP_TARGETS,
@@ -25,10 +32,6 @@ from graphagent.state import (
     merge_state_schemas,
 )
 
-NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
-WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call", "wrap_agent")
-INPUT_HOOK = "transform_input"
-"""Sync only: it runs when a run is called, before anything could await."""
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 _FORBIDDEN_IN_NAMES = (":", "|")
@@ -124,7 +127,8 @@ def compile_plan(
     listed = _check_instances(middleware)
     _check_names(listed)
     stack = ordered(listed)
-    hooks = {kind: [h for m in stack if (h := discover(m, kind))] for kind in _ALL_HOOKS}
+    discovered = [hook for item in stack for hook in discover_all(item)]
+    hooks = {kind: [h for h in discovered if h.kind == kind] for kind in ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
     offers = bool(hooks["wrap_model_call"] and hooks["wrap_tool_call"])
     schemas = merge_state_schemas(_schema_sources(stack, state_schema, offers))
@@ -163,7 +167,42 @@ def compile_plan(
     )
 
 
-_ALL_HOOKS = (*NODE_HOOKS, *WRAP_HOOKS, INPUT_HOOK)
+def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
+    """Every hook ``middleware`` implements, each checked; a middleware that does nothing at
+    all is warned about."""
+    _check_method_names(middleware)
+    found = [hook for kind in ALL_HOOKS if (hook := discover(middleware, kind))]
+    if not found and _does_nothing(middleware):
+        warnings.warn(
+            f"'{middleware.name}' defines no hook, no tools and no state_schema, so it does "
+            f"nothing; implement one of {', '.join(ALL_HOOKS)} (or its async twin), or leave "
+            "it out of the middleware list.",
+            HooklessMiddlewareWarning,
+            stacklevel=5,  # create_agent's caller
+        )
+    return found
+
+
+def _check_method_names(middleware: AgentMiddleware[Any, Any, Any]) -> None:
+    """Refuse a method named one typo away from a hook: it would silently never run."""
+    mro = type(middleware).__mro__
+    for klass in mro[: mro.index(AgentMiddleware)]:
+        for attr, value in vars(klass).items():
+            hook = near_hook(attr)
+            if hook and (callable(value) or isinstance(value, staticmethod | classmethod)):
+                raise MiddlewareError(
+                    f"'{middleware.name}' defines {attr}(), which is not a hook and so never "
+                    f"runs; rename it to {hook} (or, for a helper of your own, to a name "
+                    "starting with an underscore)."
+                )
+
+
+def _does_nothing(middleware: AgentMiddleware[Any, Any, Any]) -> bool:
+    return (
+        not middleware.tools
+        and middleware.state_schema is AgentState
+        and type(middleware).validate_agent is AgentMiddleware.validate_agent
+    )
 
 
 def discover(middleware: AgentMiddleware[Any, Any, Any], kind: str) -> Hook | None:
@@ -192,10 +231,15 @@ def discover(middleware: AgentMiddleware[Any, Any, Any], kind: str) -> Hook | No
     return Hook(
         middleware=middleware,
         kind=kind,
-        sync=getattr(middleware, kind) if sync else None,
-        asynchronous=getattr(middleware, "a" + kind) if asynchronous else None,
+        sync=_checked(middleware, kind) if sync else None,
+        asynchronous=_checked(middleware, "a" + kind) if asynchronous else None,
         can_jump_to=targets,
     )
+
+
+def _checked(middleware: AgentMiddleware[Any, Any, Any], method: str) -> Any:
+    label = hook_label(middleware.name, method)
+    return checked_hook(label, method, getattr(middleware, method), bound=True)
 
 
 def _overridden(cls: type, attr: str) -> Callable[..., Any] | None:

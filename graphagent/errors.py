@@ -27,6 +27,10 @@ class AsyncOnlyHookError(GraphAgentError, RuntimeError):
     """An async-only hook was reached by a synchronous run (`invoke` / `stream`)."""
 
 
+class HooklessMiddlewareWarning(UserWarning):
+    """A middleware defines no hook, tool or state, so adding it to an agent does nothing."""
+
+
 def hook_label(middleware_name: str, hook: str) -> str:
     """How messages refer to one hook of one middleware: ``'Retry.wrap_model_call'``."""
     return f"'{middleware_name}.{hook}'"

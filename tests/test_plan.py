@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.tools import tool
 
+from graphagent import HooklessMiddlewareWarning
 from graphagent._plan import compile_plan
 from graphagent.middleware import AgentMiddleware, after_agent, before_model, hook_config
 
@@ -40,7 +42,8 @@ def ping() -> str:
 
 
 def test_only_overridden_hooks_take_part() -> None:
-    plan = compile_plan([A(), Idle(), B()])
+    with pytest.warns(HooklessMiddlewareWarning, match="'Idle' defines no hook"):
+        plan = compile_plan([A(), Idle(), B()])
 
     assert [h.node for h in plan.node_hooks] == [
         "A.before_model",

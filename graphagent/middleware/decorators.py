@@ -7,6 +7,7 @@ async function; an async function becomes the hook's async twin.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
@@ -14,15 +15,14 @@ from typing import TYPE_CHECKING, Any, overload
 
 from langchain_core.messages import SystemMessage
 
-from graphagent.errors import MiddlewareError
+from graphagent._hookspec import NODE_HOOKS, checked_hook
+from graphagent.errors import MiddlewareError, hook_label
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import JUMP_TARGETS, AgentState, JumpTo
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
-
-NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 
 
 class _HookDecorator:
@@ -66,13 +66,14 @@ class _HookDecorator:
         targets = self._check_targets(can_jump_to)
 
         def build(fn: Callable[..., Any]) -> AgentMiddleware:
+            hook = ("a" if _is_async(fn) else "") + self.hook
+            checked_hook(hook_label(name or fn.__name__, hook), hook, fn, bound=False)
             method = _as_method(fn)
             if targets:
                 method.__can_jump_to__ = list(targets)  # type: ignore[attr-defined]
-            prefix = "a" if _is_async(fn) else ""
             return middleware_from_methods(
                 name or fn.__name__,
-                {prefix + self.hook: method},
+                {hook: method},
                 state_schema=state_schema,
                 tools=tools,
                 order=order,
@@ -103,26 +104,25 @@ def _is_async(fn: Callable[..., Any]) -> bool:
 
 
 def _as_method(fn: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
-
-        @functools.wraps(fn)
-        def generator_method(self: AgentMiddleware, *args: Any) -> Any:
-            return fn(*args)
-
-        return generator_method
-
+    """``fn`` as a method: called without ``self``, and showing ``fn``'s parameters after
+    ``self`` to ``inspect.signature`` (so the agent's build checks what ``fn`` takes)."""
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def amethod(self: AgentMiddleware, *args: Any) -> Any:
             return await fn(*args)
 
-        return amethod
+        method: Callable[..., Any] = amethod
+    else:
 
-    @functools.wraps(fn)
-    def method(self: AgentMiddleware, *args: Any) -> Any:
-        return fn(*args)
+        @functools.wraps(fn)
+        def method(self: AgentMiddleware, *args: Any) -> Any:
+            return fn(*args)
 
+    with contextlib.suppress(TypeError, ValueError):  # no signature: the build trusts it
+        parameters = inspect.signature(fn).parameters.values()
+        self = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+        method.__signature__ = inspect.Signature([self, *parameters])  # type: ignore[attr-defined]
     return method
 
 

@@ -1,0 +1,145 @@
+"""What each hook looks like (its name, parameters, sync or async) and the checks that a function
+fits, run when a decorator is applied and when an agent is built."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from graphagent.errors import MiddlewareError
+
+NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call", "wrap_agent")
+INPUT_HOOK = "transform_input"
+"""Sync only: it runs when a run is called, before anything could await."""
+ALL_HOOKS = (*NODE_HOOKS, *WRAP_HOOKS, INPUT_HOOK)
+
+# Every hook method name -> (the hook it implements, whether it is the async twin).
+_METHODS = {kind: (kind, False) for kind in ALL_HOOKS} | {
+    "a" + kind: (kind, True) for kind in (*NODE_HOOKS, *WRAP_HOOKS)
+}
+
+
+def _arguments(kind: str) -> tuple[str, ...]:
+    """The arguments a hook is called with."""
+    if kind == INPUT_HOOK:
+        return ("values",)
+    if kind in ("wrap_model_call", "wrap_tool_call"):
+        return ("request", "handler")
+    return ("state", "runtime")
+
+
+def checked_hook(label: str, method: str, func: Callable[..., Any], *, bound: bool) -> Any:
+    """``func``, to be called with the arguments of the hook method ``method``.
+
+    Raises ``MiddlewareError`` when ``func`` is sync where the hook is async (or the reverse) or
+    cannot take the hook's arguments. A node hook that takes only ``state`` is accepted, as
+    LangChain passes ``runtime`` only to hooks that declare it; it comes back wrapped.
+    ``bound``: ``func`` is a method (the fix shown includes ``self``).
+    """
+    kind, asynchronous = _METHODS[method]
+    _check_flavor(label, method, func, kind, asynchronous)
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):  # a callable Python cannot introspect: trust it
+        return func
+    arguments = _arguments(kind)
+    if _takes(signature, len(arguments)):
+        return func
+    if kind in NODE_HOOKS and _takes(signature, 1):
+        return StateOnly(func)
+    called_with = ", ".join(arguments)
+    args = f"self, {called_with}" if bound else called_with
+    name = method if bound else getattr(func, "__name__", method)
+    prefix = "async " if asynchronous else ""
+    raise MiddlewareError(
+        f"{label} takes {_shown(signature)}, but {kind} is called with ({called_with}); "
+        f"define it as `{prefix}def {name}({args})`."
+    )
+
+
+class StateOnly:
+    """A node hook that takes only ``state``, called as every hook is: with state and runtime."""
+
+    __slots__ = ("func",)
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+
+    def __call__(self, state: Any, runtime: Any) -> Any:
+        return self.func(state)
+
+
+def near_hook(name: str) -> str | None:
+    """The hook method ``name`` is one typo away from (a letter added, dropped, changed or two
+    swapped), if any; hook names themselves and ``_private`` names are never near."""
+    if name in _METHODS or name.startswith("_"):
+        return None
+    return next((hook for hook in _METHODS if _one_edit_apart(name, hook)), None)
+
+
+def _check_flavor(
+    label: str, method: str, func: Callable[..., Any], kind: str, asynchronous: bool
+) -> None:
+    actual, wanted = _flavor(func), _expected(kind, asynchronous)
+    if asynchronous:
+        # A sync wrapper (functools.wraps) around an async function is async enough.
+        fits = wanted in (actual, _flavor(inspect.unwrap(func)))
+    else:
+        # A plain def may return a generator, so only a definite mismatch is refused.
+        fits = actual == wanted or (kind == "wrap_agent" and actual == _PLAIN)
+    if fits:
+        return
+    fix = f"make it {wanted}"
+    if actual == _expected(kind, not asynchronous):  # the other twin, misnamed
+        twin = kind if asynchronous else "a" + kind
+        fix = f"{fix}, or rename it to {twin}" if asynchronous else f"rename it to {twin}, or {fix}"
+    yields = " that yields once" if kind == "wrap_agent" else ""
+    raise MiddlewareError(f"{label} is {actual}, but {method} must be {wanted}{yields}; {fix}.")
+
+
+_PLAIN, _ASYNC = "a plain def", "an async def"
+_GENERATOR, _ASYNC_GENERATOR = "a generator", "an async generator"
+
+
+def _expected(kind: str, asynchronous: bool) -> str:
+    if kind == "wrap_agent":
+        return _ASYNC_GENERATOR if asynchronous else _GENERATOR
+    return _ASYNC if asynchronous else _PLAIN
+
+
+def _flavor(func: Callable[..., Any]) -> str:
+    if inspect.isasyncgenfunction(func):
+        return _ASYNC_GENERATOR
+    if inspect.iscoroutinefunction(func):
+        return _ASYNC
+    if inspect.isgeneratorfunction(func):
+        return _GENERATOR
+    return _PLAIN
+
+
+def _takes(signature: inspect.Signature, count: int) -> bool:
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
+
+
+def _shown(signature: inspect.Signature) -> str:
+    """``(state, *, runtime)``: the parameters without their annotations."""
+    bare = [p.replace(annotation=p.empty) for p in signature.parameters.values()]
+    return str(signature.replace(parameters=bare, return_annotation=signature.empty))
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    if len(a) < len(b):
+        a, b = b, a
+    if len(a) == len(b) + 1:  # a letter added or dropped
+        return any(a[:i] + a[i + 1 :] == b for i in range(len(a)))
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y]
+    if len(a) != len(b) or len(diff) not in (1, 2):
+        return False
+    first, last = diff[0], diff[-1]  # one letter changed, or two neighbours swapped
+    return len(diff) == 1 or (last == first + 1 and a[first] == b[last] and a[last] == b[first])

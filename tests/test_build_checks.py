@@ -1,0 +1,433 @@
+"""Hooks of the wrong shape, misspelled hooks and middleware that do nothing are caught when the
+agent is built (or when a decorator is applied), naming the middleware, the hook and the fix;
+hooks of every valid shape still build and run."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, NotRequired
+
+import pytest
+from langchain_core.tools import tool
+
+from graphagent import HooklessMiddlewareWarning, MiddlewareError, create_agent
+from graphagent.middleware import (
+    AgentFacts,
+    AgentMiddleware,
+    AgentState,
+    after_agent,
+    after_model,
+    before_model,
+    wrap_agent,
+    wrap_model_call,
+    wrap_tool_call,
+)
+from graphagent.testing import ScriptedChatModel, calls
+
+QUESTION = {"messages": [("user", "What is 1 + 2?")]}
+ASYNC_RUNS = ("ainvoke", "astream")
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def scripted() -> ScriptedChatModel:
+    return ScriptedChatModel([calls(("add", {"a": 1, "b": 2})), "3"])
+
+
+def middleware(**methods: Any) -> AgentMiddleware:
+    """An instance of a one-off subclass named 'M' with ``methods``."""
+    return type("M", (AgentMiddleware,), methods)()  # type: ignore[no-any-return]
+
+
+def build(*items: AgentMiddleware) -> Any:
+    return create_agent(scripted(), [add], middleware=list(items))
+
+
+# Valid hooks of every shape
+
+
+class EveryShape(AgentMiddleware):
+    """Every hook and its twin, each written in another valid shape."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def before_agent(self, state: Any, runtime: Any) -> None:
+        self.log.append("before_agent")
+
+    async def abefore_agent(self, state: Any, rt: Any = None) -> None:
+        self.log.append("abefore_agent")
+
+    def before_model(self, *args: Any) -> None:
+        self.log.append("before_model")
+
+    async def abefore_model(self, state: Any, runtime: Any, extra: int = 1) -> None:
+        self.log.append("abefore_model")
+
+    def after_model(self, state: Any) -> None:  # LangChain passes runtime only when declared
+        self.log.append("after_model")
+
+    async def aafter_model(self, state: Any) -> None:
+        self.log.append("aafter_model")
+
+    def after_agent(self, state: Any, runtime: Any, *, flag: bool = False) -> None:
+        self.log.append("after_agent")
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> None:
+        self.log.append("aafter_agent")
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.log.append("wrap_model_call")
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Any, *rest: Any) -> Any:
+        self.log.append("awrap_model_call")
+        return await handler(request)
+
+    @staticmethod
+    def wrap_tool_call(request: Any, handler: Any) -> Any:
+        return handler(request)
+
+    async def awrap_tool_call(self, req: Any, call: Any) -> Any:
+        self.log.append("awrap_tool_call")
+        return await call(req)
+
+    def wrap_agent(self, state: Any, runtime: Any) -> Iterator[None]:
+        self.log.append("wrap_agent")
+        yield
+
+    async def awrap_agent(self, state: Any, runtime: Any) -> AsyncIterator[None]:
+        self.log.append("awrap_agent")
+        yield
+
+
+def test_valid_hooks_of_every_shape_build_and_run(how: str, run: Any) -> None:
+    shapes = EveryShape()
+    result = run(build(shapes), QUESTION)
+    assert result["messages"][-1].text == "3"
+    if how in ASYNC_RUNS:
+        assert set(shapes.log) == {
+            "abefore_agent",
+            "abefore_model",
+            "aafter_model",
+            "aafter_agent",
+            "awrap_model_call",
+            "awrap_tool_call",
+            "awrap_agent",
+        }
+    else:
+        assert set(shapes.log) == {
+            "before_agent",
+            "before_model",
+            "after_model",
+            "after_agent",
+            "wrap_model_call",
+            "wrap_agent",
+        }
+
+
+class Counted(AgentState):
+    seen: NotRequired[int]
+
+
+def test_a_node_hook_taking_only_state_gets_the_state_and_its_update_applies(run: Any) -> None:
+    class Retrieve(AgentMiddleware):
+        state_schema = Counted
+
+        def before_model(self, state: Any) -> dict[str, Any]:
+            return {"seen": len(state["messages"])}
+
+    assert run(build(Retrieve()), QUESTION)["seen"] == 3
+
+
+def test_decorated_hooks_of_every_shape_build_and_run(how: str, run: Any) -> None:
+    log: list[str] = []
+
+    @before_model
+    def first(state: Any, runtime: Any) -> None:
+        log.append("before_model")
+
+    @after_model
+    async def second(state: Any, runtime: Any) -> None:
+        log.append("aafter_model")
+
+    @after_agent
+    def third(state: Any) -> None:
+        log.append("after_agent")
+
+    @wrap_tool_call
+    def fourth(request: Any, handler: Any, *rest: Any) -> Any:
+        log.append("wrap_tool_call")
+        return handler(request)
+
+    @wrap_agent
+    def fifth(state: Any, runtime: Any) -> Iterator[None]:
+        log.append("wrap_agent")
+        yield
+
+    @wrap_agent(name="sixth")
+    async def sixth(state: Any, runtime: Any) -> AsyncIterator[None]:
+        log.append("awrap_agent")
+        yield
+
+    hooks = (first, second, third, fourth, fifth, sixth)
+    if how in ASYNC_RUNS:
+        assert run(build(*hooks), QUESTION)["messages"][-1].text == "3"
+        assert set(log) == {"before_model", "aafter_model", "after_agent", "wrap_tool_call"} | {
+            "wrap_agent",
+            "awrap_agent",
+        }
+    else:  # an async-only after_model can't run synchronously; the others all build
+        assert run(build(first, third, fourth, fifth), QUESTION)["messages"][-1].text == "3"
+        assert set(log) == {"before_model", "after_agent", "wrap_tool_call", "wrap_agent"}
+
+
+def test_a_decorated_hook_shows_its_function_s_parameters() -> None:
+    @before_model
+    def check(state: Any, runtime: Any) -> None:
+        return None
+
+    assert list(inspect.signature(check.before_model).parameters) == ["state", "runtime"]
+
+
+def test_an_async_hook_under_a_sync_wrapper_is_still_async() -> None:
+    def logged(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any) -> Any:
+            return func(*args)
+
+        return wrapper
+
+    class Logged(AgentMiddleware):
+        ran = False
+
+        @logged
+        async def abefore_model(self, state: Any, runtime: Any) -> None:
+            type(self).ran = True
+
+    asyncio.run(build(Logged()).ainvoke(QUESTION))
+    assert Logged.ran
+
+
+# Hooks of the wrong shape
+
+
+async def _coroutine(self: Any, a: Any, b: Any) -> None:
+    return None
+
+
+def _plain(self: Any, a: Any, b: Any) -> None:
+    return None
+
+
+def _generator(self: Any, a: Any, b: Any) -> Iterator[None]:
+    yield
+
+
+async def _async_generator(self: Any, a: Any, b: Any) -> AsyncIterator[None]:
+    yield
+
+
+TWINNED = ("before_agent", "before_model", "after_model", "after_agent")
+TWINNED += ("wrap_model_call", "wrap_tool_call")
+
+
+@pytest.mark.parametrize("hook", TWINNED)
+def test_an_async_def_under_a_sync_hook_name_is_refused(hook: str) -> None:
+    with pytest.raises(MiddlewareError) as caught:
+        build(middleware(**{hook: _coroutine}))
+    assert str(caught.value) == (
+        f"'M.{hook}' is an async def, but {hook} must be a plain def; rename it to a{hook}, or "
+        "make it a plain def."
+    )
+
+
+@pytest.mark.parametrize("hook", TWINNED)
+def test_a_plain_def_under_an_async_hook_name_is_refused(hook: str) -> None:
+    with pytest.raises(MiddlewareError) as caught:
+        build(middleware(**{"a" + hook: _plain}))
+    assert str(caught.value) == (
+        f"'M.a{hook}' is a plain def, but a{hook} must be an async def; make it an async def, or "
+        f"rename it to {hook}."
+    )
+
+
+@pytest.mark.parametrize(
+    ("methods", "message"),
+    [
+        (
+            {"wrap_agent": _async_generator},
+            "'M.wrap_agent' is an async generator, but wrap_agent must be a generator that "
+            "yields once; rename it to awrap_agent, or make it a generator.",
+        ),
+        (
+            {"awrap_agent": _generator},
+            "'M.awrap_agent' is a generator, but awrap_agent must be an async generator that "
+            "yields once; make it an async generator, or rename it to wrap_agent.",
+        ),
+        (
+            {"awrap_agent": _coroutine},
+            "'M.awrap_agent' is an async def, but awrap_agent must be an async generator that "
+            "yields once; make it an async generator.",
+        ),
+        (
+            {"before_model": _generator},
+            "'M.before_model' is a generator, but before_model must be a plain def; make it a "
+            "plain def.",
+        ),
+        (
+            {"wrap_tool_call": lambda self, request: None},
+            "'M.wrap_tool_call' takes (request), but wrap_tool_call is called with (request, "
+            "handler); define it as `def wrap_tool_call(self, request, handler)`.",
+        ),
+        (
+            {"wrap_model_call": lambda self, request, *, handler: None},
+            "'M.wrap_model_call' takes (request, *, handler), but wrap_model_call is called with "
+            "(request, handler); define it as `def wrap_model_call(self, request, handler)`.",
+        ),
+        (
+            {"before_model": lambda self: None},
+            "'M.before_model' takes (), but before_model is called with (state, runtime); define "
+            "it as `def before_model(self, state, runtime)`.",
+        ),
+        (
+            {"after_agent": lambda self, state, runtime, extra: None},
+            "'M.after_agent' takes (state, runtime, extra), but after_agent is called with "
+            "(state, runtime); define it as `def after_agent(self, state, runtime)`.",
+        ),
+    ],
+)
+def test_hooks_of_the_wrong_kind_or_arity_are_refused(
+    methods: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(MiddlewareError) as caught:
+        build(middleware(**methods))
+    assert str(caught.value) == message
+
+
+def test_the_fix_for_an_async_hook_is_an_async_def() -> None:
+    async def abefore_agent(self: Any) -> None:
+        return None
+
+    with pytest.raises(MiddlewareError, match=r"define it as `async def abefore_agent\(self, "):
+        build(middleware(abefore_agent=abefore_agent))
+
+
+def test_a_decorated_function_is_checked_when_the_decorator_is_applied() -> None:
+    def guard(request: Any) -> Any:
+        return None
+
+    with pytest.raises(MiddlewareError) as caught:
+        wrap_tool_call(guard)
+    assert str(caught.value) == (
+        "'guard.wrap_tool_call' takes (request), but wrap_tool_call is called with (request, "
+        "handler); define it as `def guard(request, handler)`."
+    )
+    with pytest.raises(MiddlewareError, match=r"^'retry.awrap_model_call' takes \(\)"):
+
+        @wrap_model_call(name="retry")
+        async def anything() -> None:
+            return None
+
+
+# Misspelled hooks
+
+
+@pytest.mark.parametrize(
+    ("typo", "hook"),
+    [
+        ("before_modle", "before_model"),  # two letters swapped
+        ("befor_model", "before_model"),  # a letter dropped
+        ("after_models", "after_model"),  # a letter added
+        ("wrap_tool_cal", "wrap_tool_call"),
+        ("awrap_model_cell", "awrap_model_call"),  # a letter changed
+        ("beforeagent", "before_agent"),
+    ],
+)
+def test_a_method_one_typo_away_from_a_hook_is_refused(typo: str, hook: str) -> None:
+    with pytest.raises(MiddlewareError) as caught:
+        build(middleware(**{typo: _plain}))
+    assert str(caught.value) == (
+        f"'M' defines {typo}(), which is not a hook and so never runs; rename it to {hook} (or, "
+        "for a helper of your own, to a name starting with an underscore)."
+    )
+
+
+def test_a_typo_in_a_mixin_is_refused_too() -> None:
+    class Mixin:
+        def after_agnet(self, state: Any, runtime: Any) -> None:
+            return None
+
+    class Audit(Mixin, AgentMiddleware):
+        def before_model(self, state: Any, runtime: Any) -> None:
+            return None
+
+    with pytest.raises(MiddlewareError, match="defines after_agnet"):
+        build(Audit())
+
+
+def test_helpers_and_attributes_with_hook_like_names_are_left_alone() -> None:
+    class Helpers(AgentMiddleware):
+        before_models = 3  # not a method
+
+        def before_model(self, state: Any, runtime: Any) -> None:
+            return self._before_model(state)
+
+        def _before_model(self, state: Any) -> None:
+            return None
+
+        def before_model_sync(self, state: Any) -> None:
+            return None
+
+    build(Helpers())
+
+
+# Middleware that do nothing
+
+
+def test_a_middleware_without_hooks_tools_or_state_is_warned_about() -> None:
+    class Nothing(AgentMiddleware):
+        def helper(self) -> None:
+            return None
+
+    with pytest.warns(HooklessMiddlewareWarning) as caught:
+        build(Nothing())
+    assert str(caught[0].message) == (
+        "'Nothing' defines no hook, no tools and no state_schema, so it does nothing; implement "
+        "one of before_agent, before_model, after_model, after_agent, wrap_model_call, "
+        "wrap_tool_call, wrap_agent (or its async twin), or leave it out of the middleware list."
+    )
+    assert caught[0].filename == __file__  # points at the create_agent call
+
+
+@tool
+def ping() -> str:
+    """Ping."""
+    return "pong"
+
+
+class OnlyTools(AgentMiddleware):
+    tools = (ping,)
+
+
+class OnlyState(AgentMiddleware):
+    state_schema = Counted
+
+
+class OnlyChecks(AgentMiddleware):
+    def validate_agent(self, agent: AgentFacts) -> None:
+        return None
+
+
+@pytest.mark.parametrize("item", [OnlyTools(), OnlyState(), OnlyChecks()], ids=type)
+def test_a_middleware_with_tools_state_or_checks_only_is_not_warned_about(
+    item: AgentMiddleware,
+) -> None:
+    build(item)  # pytest turns warnings into errors

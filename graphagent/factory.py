@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
@@ -46,8 +46,8 @@ def create_agent(
     model = resolve_model(model)
     strategy = as_strategy(response_format)
     plan = compile_plan(
-        middleware,
-        _normalise_tools(tools or ()),
+        _middleware_list(middleware),
+        _normalise_tools(_tools_list(tools)),
         state_schema,
         structured_output=strategy is not None,
         checkpointer=checkpointer not in (None, False),
@@ -75,8 +75,41 @@ def create_agent(
     return CompiledAgent.adopt(compiled, plan)
 
 
+def _tools_list(tools: Any) -> list[Any]:
+    if tools is None:
+        return []
+    if isinstance(tools, str):
+        instead = f"a list of the tools themselves, not their names: tools=[{tools}]"
+        _not_a_list("tools", repr(tools), "a str", instead)
+    if isinstance(tools, BaseTool | dict) or callable(tools):
+        shown = getattr(tools, "name", None) or getattr(tools, "__name__", None) or repr(tools)
+        _not_a_list("tools", shown, "a single tool", f"a list, even of one: tools=[{shown}]")
+    if not isinstance(tools, Iterable):
+        _not_a_list("tools", repr(tools), type(tools).__name__, "a list of tools")
+    return list(tools)
+
+
+def _middleware_list(middleware: Any) -> list[Any]:
+    shown = repr(middleware)
+    if isinstance(middleware, type) and issubclass(middleware, AgentMiddleware):
+        name = middleware.__name__
+        _not_a_list("middleware", name, "a class", f"a list of instances: middleware=[{name}()]")
+    if isinstance(middleware, AgentMiddleware):
+        instead = "a list, even of one: middleware=[...]"
+        _not_a_list("middleware", shown, "a single middleware", instead)
+    if middleware is None or isinstance(middleware, str) or not isinstance(middleware, Iterable):
+        got = "a str" if isinstance(middleware, str) else type(middleware).__name__
+        got = "None" if middleware is None else got
+        _not_a_list("middleware", shown, got, "a list of middleware, or leave it out")
+    return list(middleware)
+
+
+def _not_a_list(parameter: str, shown: str, got: str, instead: str) -> NoReturn:
+    raise TypeError(f"create_agent({parameter}={shown}) got {got}; pass {instead}.")
+
+
 def _normalise_tools(
-    tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]],
+    tools: Iterable[BaseTool | Callable[..., Any] | dict[str, Any]],
 ) -> list[BaseTool | dict[str, Any]]:
     """BaseTools run in the tools node; functions become tools; dicts are provider-side tools
     (web search, code execution, ...) sent to the model and never executed by the agent."""

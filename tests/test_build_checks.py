@@ -21,6 +21,7 @@ from graphagent.middleware import (
     after_agent,
     after_model,
     before_model,
+    hook_config,
     wrap_agent,
     wrap_model_call,
     wrap_tool_call,
@@ -431,3 +432,82 @@ def test_a_middleware_with_tools_state_or_checks_only_is_not_warned_about(
     item: AgentMiddleware,
 ) -> None:
     build(item)  # pytest turns warnings into errors
+
+
+# Arguments of the wrong shape
+
+
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+class Audit(AgentMiddleware):
+    def before_model(self, state: Any, runtime: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"tools": multiply},
+            "create_agent(tools=multiply) got a single tool; pass a list, even of one: "
+            "tools=[multiply].",
+        ),
+        (
+            {"tools": add},
+            "create_agent(tools=add) got a single tool; pass a list, even of one: tools=[add].",
+        ),
+        (
+            {"tools": "multiply"},
+            "create_agent(tools='multiply') got a str; pass a list of the tools themselves, not "
+            "their names: tools=[multiply].",
+        ),
+        ({"tools": 42}, "create_agent(tools=42) got int; pass a list of tools."),
+        (
+            {"middleware": None},
+            "create_agent(middleware=None) got None; pass a list of middleware, or leave it out.",
+        ),
+        (
+            {"middleware": Audit()},
+            "create_agent(middleware=<Audit name='Audit'>) got a single middleware; pass a list, "
+            "even of one: middleware=[...].",
+        ),
+        (
+            {"middleware": Audit},
+            "create_agent(middleware=Audit) got a class; pass a list of instances: "
+            "middleware=[Audit()].",
+        ),
+        (
+            {"middleware": "Audit"},
+            "create_agent(middleware='Audit') got a str; pass a list of middleware, or leave it "
+            "out.",
+        ),
+    ],
+)
+def test_arguments_of_the_wrong_shape_get_one_sentence(
+    arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(TypeError) as caught:
+        create_agent(scripted(), **arguments)
+    assert str(caught.value) == message
+
+
+def test_lists_and_other_iterables_of_tools_and_middleware_build() -> None:
+    agent = create_agent(scripted(), (t for t in [add]), middleware=(Audit(),))
+    assert agent.invoke(QUESTION)["messages"][-1].text == "3"
+    create_agent(scripted(), None)  # LangChain's default for tools
+
+
+def test_can_jump_to_as_a_bare_string_is_refused() -> None:
+    with pytest.raises(TypeError) as caught:
+        hook_config(can_jump_to="end")  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "hook_config(can_jump_to='end') got a str; pass a list of targets, e.g. "
+        "can_jump_to=['end']."
+    )
+    with pytest.raises(TypeError, match=r"^@after_model\(can_jump_to='model'\) got a str; "):
+        after_model(can_jump_to="model")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^@before_model\(can_jump_to=1\) got int; "):
+        before_model(can_jump_to=1)  # type: ignore[arg-type]

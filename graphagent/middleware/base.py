@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -191,16 +191,31 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
 def hook_config(*, can_jump_to: Sequence[JumpTo] | None = None) -> Callable[[F], F]:
     """Declare, on a node-hook method, the ``jump_to`` targets it may return."""
-    targets = tuple(can_jump_to or ())
-    unknown = [t for t in targets if t not in JUMP_TARGETS]
-    if unknown:
-        raise MiddlewareError(
-            f"hook_config(can_jump_to=...) got unknown target(s) {unknown}; "
-            f"the targets are {list(JUMP_TARGETS)}."
-        )
+    targets = jump_targets("hook_config", can_jump_to)
 
     def mark(func: F) -> F:
         func.__can_jump_to__ = list(targets)  # type: ignore[attr-defined]
         return func
 
     return mark
+
+
+def jump_targets(where: str, can_jump_to: Any) -> tuple[JumpTo, ...]:
+    """The targets a ``can_jump_to=`` option of ``where`` names, checked."""
+    if can_jump_to is None:
+        return ()
+    if isinstance(can_jump_to, str) or not isinstance(can_jump_to, Iterable):
+        got = "a str" if isinstance(can_jump_to, str) else type(can_jump_to).__name__
+        example = can_jump_to if isinstance(can_jump_to, str) else "end"
+        raise TypeError(
+            f"{where}(can_jump_to={can_jump_to!r}) got {got}; pass a list of targets, "
+            f"e.g. can_jump_to=[{example!r}]."
+        )
+    targets = tuple(can_jump_to)
+    unknown = [t for t in targets if t not in JUMP_TARGETS]
+    if unknown:
+        raise MiddlewareError(
+            f"{where}(can_jump_to=...) got unknown target(s) {unknown}; "
+            f"the targets are {list(JUMP_TARGETS)}."
+        )
+    return targets

@@ -17,9 +17,9 @@ from langchain_core.messages import SystemMessage
 
 from graphagent._hookspec import NODE_HOOKS, checked_hook
 from graphagent.errors import MiddlewareError, hook_label
-from graphagent.middleware.base import AgentMiddleware
+from graphagent.middleware.base import AgentMiddleware, jump_targets
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
-from graphagent.state import JUMP_TARGETS, AgentState, JumpTo
+from graphagent.state import AgentState, JumpTo
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -84,17 +84,11 @@ class _HookDecorator:
         return build if func is None else build(func)
 
     def _check_targets(self, can_jump_to: Sequence[JumpTo] | None) -> tuple[JumpTo, ...]:
-        targets = tuple(can_jump_to or ())
+        targets = jump_targets(f"@{self.hook}", can_jump_to)
         if targets and self.hook not in NODE_HOOKS:
             raise MiddlewareError(
                 f"@{self.hook} does not take can_jump_to: only node hooks "
                 f"({', '.join(NODE_HOOKS)}) can jump."
-            )
-        unknown = [t for t in targets if t not in JUMP_TARGETS]
-        if unknown:
-            raise MiddlewareError(
-                f"@{self.hook}(can_jump_to=...) got unknown target(s) {unknown}; "
-                f"the targets are {list(JUMP_TARGETS)}."
             )
         return targets
 

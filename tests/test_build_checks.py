@@ -18,6 +18,9 @@ from graphagent.middleware import (
     AgentFacts,
     AgentMiddleware,
     AgentState,
+    ToolCallLimitMiddleware,
+    ToolErrorMiddleware,
+    ToolRetryMiddleware,
     after_agent,
     after_model,
     before_model,
@@ -27,6 +30,7 @@ from graphagent.middleware import (
     wrap_tool_call,
 )
 from graphagent.testing import ScriptedChatModel, calls
+from tests.conftest import run_agent
 
 QUESTION = {"messages": [("user", "What is 1 + 2?")]}
 ASYNC_RUNS = ("ainvoke", "astream")
@@ -511,3 +515,66 @@ def test_can_jump_to_as_a_bare_string_is_refused() -> None:
         after_model(can_jump_to="model")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^@before_model\(can_jump_to=1\) got int; "):
         before_model(can_jump_to=1)  # type: ignore[arg-type]
+
+
+# Tool-scoped built-ins naming a tool the agent does not have
+
+
+@tool
+def search(query: str) -> str:
+    """Search."""
+    return query
+
+
+def searching() -> ScriptedChatModel:
+    return ScriptedChatModel([calls(("search", {"query": "q"})), "done"])
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (
+            ToolCallLimitMiddleware(tool_name="serach", run_limit=1),
+            "ToolCallLimitMiddleware[serach]: tool_name names ['serach'], which the agent does "
+            "not have; its tools are ['add', 'search']. Fix the name(s) or add the tool(s) to "
+            "the agent.",
+        ),
+        (
+            ToolRetryMiddleware(tools=[search, "serach", "web_search"]),
+            "ToolRetryMiddleware: tools names ['serach', 'web_search'], which the agent does not "
+            "have; its tools are ['add', 'search']. Fix the name(s) or add the tool(s) to the "
+            "agent.",
+        ),
+        (
+            ToolErrorMiddleware(tools=["serach"]),
+            "ToolErrorMiddleware: tools names ['serach'], which the agent does not have; its "
+            "tools are ['add', 'search']. Fix the name(s) or add the tool(s) to the agent.",
+        ),
+    ],
+    ids=type,
+)
+def test_a_tool_scoped_built_in_naming_an_unknown_tool_fails_the_build(
+    item: AgentMiddleware, message: str
+) -> None:
+    web_search = {"type": "web_search", "name": "web_search"}  # its calls never reach a hook
+    with pytest.raises(MiddlewareError) as caught:
+        create_agent(searching(), [add, search, web_search], middleware=[item])
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        ToolCallLimitMiddleware(tool_name="search", run_limit=1),
+        ToolRetryMiddleware(tools=["search"]),
+        ToolErrorMiddleware(tools=[search]),
+    ],
+    ids=type,
+)
+def test_one_instance_builds_into_an_agent_with_the_tool_and_not_into_one_without(
+    item: AgentMiddleware, how_call: str
+) -> None:
+    with_search = create_agent(searching(), [search], middleware=[item])
+    assert run_agent(with_search, how_call, QUESTION)["messages"][-1].text == "done"
+    with pytest.raises(MiddlewareError, match="names \\['search'\\]"):
+        create_agent(searching(), [add], middleware=[item])

@@ -297,8 +297,8 @@ def test_naming_a_tool_the_agent_lacks_fails_the_build() -> None:
         create_agent(ScriptedChatModel([]), tools=TOOLS, middleware=[middleware])
 
     assert str(raised.value) == (
-        "LLMToolEmulator(tools=...) names ['get_wether'], which the agent does not have; its "
-        "tools are ['get_weather', 'send_email']."
+        "LLMToolEmulator: tools names ['get_wether'], which the agent does not have; its tools "
+        "are ['get_weather', 'send_email']. Fix the name(s) or add the tool(s) to the agent."
     )
 
 

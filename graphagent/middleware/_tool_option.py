@@ -47,11 +47,17 @@ def covers(names: frozenset[str] | None, tool_name: str) -> bool:
     return names is None or tool_name in names
 
 
-def check_known(owner: str, names: frozenset[str] | None, agent: AgentFacts) -> None:
-    """Fail the build when ``names`` holds a tool the agent does not have (a typo, usually)."""
-    unknown = sorted((names or frozenset()) - agent.tool_names)
+def check_known(
+    owner: str, parameter: str, names: frozenset[str] | None, agent: AgentFacts
+) -> None:
+    """Fail the build when ``names`` holds a tool the agent does not execute (a typo, usually).
+
+    Provider tools are left out: their calls never reach a tool-call hook.
+    """
+    executed = sorted(tool.name for tool in agent.tools)
+    unknown = sorted((names or frozenset()) - set(executed))
     if unknown:
         raise MiddlewareError(
-            f"{owner}(tools=...) names {unknown}, which the agent does not have; its tools are "
-            f"{sorted(agent.tool_names)}."
+            f"{owner}: {parameter} names {unknown}, which the agent does not have; its tools are "
+            f"{executed}. Fix the name(s) or add the tool(s) to the agent."
         )

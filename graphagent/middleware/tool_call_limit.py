@@ -34,7 +34,8 @@ from langgraph.typing import ContextT
 
 from graphagent._history import pending_tool_calls
 from graphagent.errors import GraphAgentError, MiddlewareError
-from graphagent.middleware.base import AgentMiddleware, hook_config
+from graphagent.middleware._tool_option import check_known
+from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
 from graphagent.middleware.model_call_limit import (
     _check_some_limit,
     _checked_exit_behavior,
@@ -185,6 +186,11 @@ class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], Con
     @name.setter
     def name(self, value: str) -> None:
         self._name = value
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Reject a ``tool_name`` that is not a tool the agent executes."""
+        limited = None if self.tool_name is None else frozenset({self.tool_name})
+        check_known(self.name, "tool_name", limited, agent)
 
     def before_agent(
         self, state: ToolCallLimitState[ResponseT], runtime: Runtime[ContextT]

@@ -70,8 +70,7 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Reject names in ``tools`` that are not tools the agent executes."""
-        executed = AgentFacts(agent.tools, agent.checkpointer)  # provider tools are not emulated
-        check_known(self.name, self.tools_to_emulate, executed)
+        check_known(self.name, "tools", self.tools_to_emulate, agent)
 
     def wrap_tool_call(
         self,

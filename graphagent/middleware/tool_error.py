@@ -13,8 +13,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
-from graphagent.middleware._tool_option import covers, tool_names
-from graphagent.middleware.base import AgentMiddleware, ToolResult
+from graphagent.middleware._tool_option import check_known, covers, tool_names
+from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["AOnError", "ErrorContent", "OnError", "ToolErrorMiddleware"]
@@ -62,6 +62,10 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
     def covered_tools(self) -> frozenset[str] | None:
         """Names of the tools whose errors are handled (``None``: every tool)."""
         return self._covered
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Reject names in ``tools`` that are not tools the agent executes."""
+        check_known(self.name, "tools", self._covered, agent)
 
     def wrap_tool_call(
         self,

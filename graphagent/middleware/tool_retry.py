@@ -21,8 +21,8 @@ from graphagent.middleware._retry import (
     retry_by_default,
     retry_policy,
 )
-from graphagent.middleware._tool_option import covers, tool_names
-from graphagent.middleware.base import AgentMiddleware, ToolResult
+from graphagent.middleware._tool_option import check_known, covers, tool_names
+from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["ToolRetryMiddleware"]
@@ -72,6 +72,10 @@ class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Context
     def covered_tools(self) -> frozenset[str] | None:
         """Names of the tools retried (``None``: every tool)."""
         return self._covered
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Reject names in ``tools`` that are not tools the agent executes."""
+        check_known(self.name, "tools", self._covered, agent)
 
     def wrap_tool_call(
         self,

@@ -5,6 +5,7 @@
 - ``InlineToolNode`` is ``ToolNode`` without a thread pool per single tool call (see below).
 - ``stop_subgraphs_when_closed`` makes closing a sync stream stop the subgraphs still running.
 - ``update_pairs`` reads a state update the way langgraph does (``Command._update_as_tuples``).
+- ``overwritten`` reads an ``Overwrite`` in any of the forms langgraph accepts.
 """
 
 from __future__ import annotations
@@ -20,9 +21,16 @@ from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.pregel._loop import SyncPregelLoop
 from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langgraph.types import Command, Overwrite
 
-__all__ = ["STREAM_CLOSED", "InlineToolNode", "RunnableCallable", "closed_stream", "update_pairs"]
+__all__ = [
+    "STREAM_CLOSED",
+    "InlineToolNode",
+    "RunnableCallable",
+    "closed_stream",
+    "overwritten",
+    "update_pairs",
+]
 
 STREAM_CLOSED = "graphagent: the stream of the run was closed"
 """The drain reason of a run whose sync stream its consumer closed."""
@@ -117,3 +125,18 @@ def closed_stream(error: BaseException) -> bool:
 
 
 stop_subgraphs_when_closed()
+
+
+def overwritten(value: Any) -> Any:
+    """The value an update writes: what an ``Overwrite`` wraps (the class, or the dict forms
+    langgraph also reads), or ``value`` itself."""
+    is_overwrite, wrapped = _get_overwrite(value)
+    return wrapped if is_overwrite else value
+
+
+try:
+    from langgraph.channels.binop import _get_overwrite
+except ImportError:  # pragma: no cover - a langgraph that moved it: the class alone
+
+    def _get_overwrite(value: Any) -> tuple[bool, Any]:
+        return isinstance(value, Overwrite), getattr(value, "value", None)

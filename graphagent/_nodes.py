@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, cast
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from graphagent._chain import async_only_hook_error
-from graphagent._compat import RunnableCallable
+from graphagent._compat import RunnableCallable, overwritten
 from graphagent._history import answered_in_place, pending_tool_calls
 from graphagent._plan import TOOLS_NODE, Hook, Route
 from graphagent.errors import HookReturnError, note_origin
+from graphagent.state import JUMP_TARGETS
 
 
 def hook_node(hook: Hook, route: Route, state_keys: Collection[str]) -> RunnableCallable:
@@ -73,13 +75,39 @@ def _check_update(hook: Hook, route: Route, state_keys: Collection[str], update:
             "state; declare them in a state_schema (class MyState(AgentState): ...) on the "
             "middleware."
         )
+    if "messages" in update:
+        _check_messages(hook, update["messages"])
     target = update.get("jump_to")
     if target is not None:
         _check_jump(hook, route, target)
     return update
 
 
+def _check_messages(hook: Hook, value: Any) -> None:
+    """Read ``value`` as the messages reducer will, so that a malformed one names the hook."""
+    value = overwritten(value)
+    items = value if isinstance(value, list) else [value]
+    for position, item in enumerate(items):
+        if isinstance(item, BaseMessage):
+            continue
+        try:
+            convert_to_messages([item])
+        except (TypeError, ValueError, NotImplementedError) as error:
+            where = f"messages[{position}]" if isinstance(value, list) else "messages"
+            reason = str(error).partition("\n")[0] or type(error).__name__
+            raise HookReturnError(
+                f"{hook.label} returned {where}={reprlib.repr(item)}, which is not a message "
+                f"({reason}); return messages, (role, text) pairs or dicts with 'role' and "
+                "'content'."
+            ) from error
+
+
 def _check_jump(hook: Hook, route: Route, target: Any) -> None:
+    if target not in JUMP_TARGETS:
+        raise HookReturnError(
+            f"{hook.label} returned jump_to={target!r}, which is not a jump target; return one "
+            "of 'end', 'tools' or 'model' (a str), or None."
+        )
     if target not in hook.can_jump_to:
         declared = list(hook.can_jump_to) or "no targets"
         raise HookReturnError(

@@ -83,10 +83,16 @@ def refuse_unanswerable(command: Command[Any], snapshot: StateSnapshot | None) -
             "Command(resume=None) carries nothing to do: no resume value, update or goto. "
             f"Nothing ran; {_START}."
         )
-    if snapshot is not None and not waiting:
+    if snapshot is not None and not waiting and not _resumable(snapshot):
         raise ResumeError(
             f"Command(resume=...) answers a pending interrupt, but {_why_nothing_waits(snapshot)}"
         )
+
+
+def _resumable(snapshot: StateSnapshot) -> bool:
+    """Whether steps wait to run that did not fail: a breakpoint, a run cut off between steps, or
+    a state updated after an interrupt. The resume value answers the interrupt they raise."""
+    return any(task.error is None for task in snapshot.tasks)
 
 
 def _expectation(node: str, interrupt: Interrupt) -> str:
@@ -101,11 +107,10 @@ def _why_nothing_waits(snapshot: StateSnapshot) -> str:
     thread = f"thread {snapshot.config[CONF].get('thread_id')!r}"
     if snapshot.created_at is None:
         return f"{thread} has no checkpoint yet. Nothing ran; {_START}."
-    if snapshot.tasks:  # not `next`: a step that finished before a crash is not in it
+    if snapshot.tasks:
         steps = sorted({task.name for task in snapshot.tasks})
         return (
-            f"{thread} has none: its last run stopped at {steps} without an interrupt (an "
-            "error, a crash or a breakpoint). Nothing ran; continue that run with "
-            "agent.invoke(None, config)."
+            f"{thread} has none: its last run failed at {steps}. Nothing ran; continue that run "
+            "with agent.invoke(None, config)."
         )
     return f"{thread} has none: its last run finished. Nothing ran; {_START}."

@@ -15,7 +15,14 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool
 from langgraph.constants import END, START
 
-from graphagent._hookspec import ALL_HOOKS, INPUT_HOOK, NODE_HOOKS, checked_hook, near_hook
+from graphagent._hookspec import (
+    ALL_HOOKS,
+    INPUT_HOOK,
+    NODE_HOOKS,
+    WRAP_HOOKS,
+    checked_hook,
+    near_hook,
+)
 from graphagent.errors import (
     DuplicateMiddlewareError,
     HooklessMiddlewareWarning,
@@ -175,8 +182,8 @@ def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
     if not found and _does_nothing(middleware):
         warnings.warn(
             f"'{middleware.name}' defines no hook, no tools and no state_schema, so it does "
-            f"nothing; implement one of {', '.join(ALL_HOOKS)} (or its async twin), or leave "
-            "it out of the middleware list.",
+            f"nothing; implement one of {', '.join((*NODE_HOOKS, *WRAP_HOOKS))} (or its async "
+            f"twin) or {INPUT_HOOK}, or leave it out of the middleware list.",
             HooklessMiddlewareWarning,
             stacklevel=5,  # create_agent's caller
         )

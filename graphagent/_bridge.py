@@ -1,4 +1,13 @@
-"""The one sync/async bridge: sync-only wrap hooks serving async runs, without deadlock.
+"""The one sync/async bridge: behaviour written once for both kinds of run, and sync-only wrap
+hooks serving async runs without deadlock.
+
+Written once: a behaviour is an ``async def`` core that takes a :class:`Mode` and does everything
+that differs between a sync and an async run through it (call a handler, sleep, invoke a model,
+offload blocking work). Async runs await the core with :data:`ASYNC`; sync runs drive it with
+:func:`run_sync` and :data:`SYNC`, whose operations never suspend, so the core finishes in one
+step.
+
+Sync-only hooks under async runs:
 
 A sync-only ``wrap_model_call``/``wrap_tool_call`` layer under ``ainvoke`` runs in a thread (it
 may block), and each call it makes to its handler runs the inner layers back on the event loop.
@@ -24,11 +33,88 @@ import contextvars
 import itertools
 import queue
 import threading
-from collections.abc import Callable, Coroutine
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol, TypeVar
 
+from langchain_core.runnables import Runnable
+
+from graphagent.errors import AsyncOnlyHookError
+
+T = TypeVar("T")
 Inner = Callable[[Any], Coroutine[Any, Any, Any]]
 SyncLayer = Callable[[Any, Callable[[Any], Any]], Any]
+
+
+class Mode(Protocol):
+    """What differs between a sync and an async run, for a core written once."""
+
+    asynchronous: bool
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``: a sync run's handler returns its result, an async run's is awaited."""
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait without blocking an event loop."""
+
+    async def invoke(self, runnable: Runnable[Any, Any], input: Any, **kwargs: Any) -> Any:
+        """``runnable.invoke`` in a sync run, ``runnable.ainvoke`` in an async one."""
+
+    async def offload(self, fn: Callable[..., T], *args: Any) -> T:
+        """Blocking work (a model's construction, a CPU-heavy edit): inline in a sync run, in a
+        thread of the loop's executor in an async one. It must not wait for other work."""
+
+
+class _Sync:
+    asynchronous = False
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return fn(*args)
+
+    async def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)  # noqa: ASYNC251 - driven by run_sync, never on an event loop
+
+    async def invoke(self, runnable: Runnable[Any, Any], input: Any, **kwargs: Any) -> Any:
+        return runnable.invoke(input, **kwargs)
+
+    async def offload(self, fn: Callable[..., T], *args: Any) -> T:
+        return fn(*args)
+
+
+class _Async:
+    asynchronous = True
+
+    async def call(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        return await fn(*args)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    async def invoke(self, runnable: Runnable[Any, Any], input: Any, **kwargs: Any) -> Any:
+        return await runnable.ainvoke(input, **kwargs)
+
+    async def offload(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(fn, *args)
+
+
+SYNC: Mode = _Sync()
+ASYNC: Mode = _Async()
+
+
+def run_sync(core: Coroutine[Any, Any, T], where: str) -> T:
+    """Run a core in a sync run. Its operations are :data:`SYNC`'s, which never suspend, so it
+    ends in one step; one that awaits anything else is an error naming ``where`` (a hook)."""
+    try:
+        core.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    core.close()
+    raise AsyncOnlyHookError(
+        f"{where} awaited something that suspends while serving a synchronous run "
+        "(invoke()/stream()); await only what the Mode it is given offers, or run the agent "
+        "with ainvoke()/astream()."
+    )
+
 
 _IDLE_SECONDS = 30.0
 _thread_numbers = itertools.count(1)

@@ -5,14 +5,15 @@ returns the run's final output, or raises what ended the run (an exception, ``Ge
 when a stream is closed early, ``CancelledError`` when the task is cancelled). Hooks observe: an
 exception they swallow is raised all the same, and they cannot replace the output.
 
-The driver is written once, as coroutines; a sync run drives them with :func:`run_sync`, which
-works because every layer of a sync run is a plain generator and never suspends.
+The driver is written once, as coroutines; a sync run drives them with
+:func:`graphagent._bridge.run_sync`, which works because every layer of a sync run is a plain
+generator and never suspends.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Coroutine, Generator, Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,16 +32,6 @@ class Layer(Protocol):
     async def finish(self, result: Any) -> None: ...
 
     async def fail(self, error: BaseException) -> None: ...
-
-
-def run_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine that never suspends (every layer of a sync run is synchronous)."""
-    try:
-        coroutine.send(None)
-    except StopIteration as done:
-        return done.value
-    coroutine.close()
-    raise RuntimeError("a synchronous wrap_agent layer suspended")  # pragma: no cover
 
 
 @dataclass(slots=True)

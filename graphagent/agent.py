@@ -19,10 +19,11 @@ from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
 from graphagent import _resume
+from graphagent._bridge import run_sync
 from graphagent._compat import closed_stream
 from graphagent._input import transformed, transformed_supersteps
 from graphagent._plan import Plan
-from graphagent._run import StreamShape, enter, layers_for, leave, run_sync
+from graphagent._run import StreamShape, enter, layers_for, leave
 
 
 class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
@@ -89,7 +90,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)
         layers = layers_for(self.plan.wrap_agent, asynchronous=False)
         run = contextvars.copy_context()  # the run's own: hooks and steps see what hooks set
-        run.run(run_sync, enter(layers, input, self._runtime(kwargs)))
+        run.run(run_sync, enter(layers, input, self._runtime(kwargs)), _WRAP_AGENT)
         inner = super().stream(input, config, stream_mode=shape.inner_modes(), **kwargs)
         try:
             while (part := run.run(next, inner, _DONE)) is not _DONE:
@@ -98,9 +99,10 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
                     yield chunk
         except BaseException as error:
             run.run(inner.close)  # type: ignore[attr-defined]
-            run.run(run_sync, leave(layers, GeneratorExit() if closed_stream(error) else error))
+            ended = GeneratorExit() if closed_stream(error) else error
+            run.run(run_sync, leave(layers, ended), _WRAP_AGENT)
             raise
-        run.run(run_sync, leave(layers, shape.final_output))
+        run.run(run_sync, leave(layers, shape.final_output), _WRAP_AGENT)
 
     async def _wrapped_astream(
         self, input: Any, config: Any, kwargs: dict[str, Any]
@@ -148,6 +150,7 @@ class AgentRuntime(Runtime[ContextT]):  # type: ignore[misc]
 
 
 _DONE = object()
+_WRAP_AGENT = "a wrap_agent hook"
 
 
 def _within(context: contextvars.Context, step: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:

@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
-from graphagent import create_agent
-from graphagent._bridge import Workers
+from graphagent import AsyncOnlyHookError, create_agent
+from graphagent._bridge import ASYNC, SYNC, Mode, Workers, run_sync
 from graphagent.middleware import AgentMiddleware
 from graphagent.testing import ScriptedChatModel
 
@@ -184,3 +184,38 @@ def test_idle_workers_are_reused_then_retire() -> None:
     while any(t.name == name for t in threading.enumerate()):
         assert time.monotonic() < deadline, "an idle worker never retired"
         time.sleep(0.05)
+
+
+# --- behaviour written once: a core run in either mode ----------------------------------------
+
+
+async def _core(mode: Mode, log: list[str]) -> str:
+    log.append(f"async={mode.asynchronous}")
+    await mode.sleep(0)
+    answer = await mode.call(_double_sync if not mode.asynchronous else _double_async, "ab")
+    return str(await mode.offload(str.upper, answer))
+
+
+def _double_sync(text: str) -> str:
+    return text * 2
+
+
+async def _double_async(text: str) -> str:
+    await asyncio.sleep(0)
+    return text * 2
+
+
+def test_one_core_serves_both_kinds_of_run() -> None:
+    log: list[str] = []
+
+    assert run_sync(_core(SYNC, log), "'Core.wrap_model_call'") == "ABAB"
+    assert asyncio.run(_core(ASYNC, log)) == "ABAB"
+    assert log == ["async=False", "async=True"]
+
+
+def test_a_core_that_suspends_in_a_sync_run_names_the_hook() -> None:
+    async def suspends() -> None:
+        await asyncio.sleep(0)
+
+    with pytest.raises(AsyncOnlyHookError, match=r"^'Core\.wrap_model_call' awaited something"):
+        run_sync(suspends(), "'Core.wrap_model_call'")

@@ -116,6 +116,16 @@ def run_sync(core: Coroutine[Any, Any, T], where: str) -> T:
     )
 
 
+def in_mode(
+    core: Callable[..., Coroutine[Any, Any, T]], mode: Mode, where: str
+) -> Callable[..., Any]:
+    """``core`` with the calling convention of ``mode``'s runs: the coroutine function itself
+    for async runs, a plain function that runs it to the end for sync ones."""
+    if mode.asynchronous:
+        return core
+    return lambda *args: run_sync(core(*args), where)
+
+
 _IDLE_SECONDS = 30.0
 _thread_numbers = itertools.count(1)
 

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable
 from langgraph.types import Command
 
+from graphagent._bridge import Mode
 from graphagent._history import pair_tool_calls
 from graphagent._structured import Strategy, provider_rejections, resolve, to_response
 from graphagent._tools import ToolRegistry
@@ -32,23 +33,17 @@ class Outcome:
 
 
 class ModelCall:
-    """Call the model of a request. ``sync`` and ``asynchronous`` differ only in the call itself."""
+    """Call the model of a request, as a sync or an async run does (``mode``)."""
 
     def __init__(self, name: str | None, registry: ToolRegistry) -> None:
         self._name = name
         self._registry = registry
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
 
-    def sync(self, request: ModelRequest) -> Outcome:
+    async def __call__(self, request: ModelRequest, mode: Mode) -> Outcome:
         bound, messages, strategy, offered = self._prepare(request)
         with provider_rejections(strategy), _origin(request):
-            reply = bound.invoke(messages)
-        return self._outcome(reply, strategy, offered)
-
-    async def asynchronous(self, request: ModelRequest) -> Outcome:
-        bound, messages, strategy, offered = self._prepare(request)
-        with provider_rejections(strategy), _origin(request):
-            reply = await bound.ainvoke(messages)
+            reply = await mode.invoke(bound, messages)
         return self._outcome(reply, strategy, offered)
 
     def _prepare(

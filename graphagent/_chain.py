@@ -6,16 +6,19 @@ return awaitables, so the same nesting serves both: ``lambda request: layer(requ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
+from graphagent._bridge import SYNC, Mode, bridge_to_async, in_mode
 from graphagent._plan import Hook
 from graphagent.errors import AsyncOnlyHookError
 
-Req = TypeVar("Req")
-Res = TypeVar("Res")
 Handler = Callable[[Any], Any]
 Layer = Callable[[Any, Handler], Any]
+LayerCore = Callable[[Any, Handler], Coroutine[Any, Any, Any]]
+MakeLayer = Callable[[Hook, Callable[..., Any], Mode], LayerCore]
+"""``make(hook, implementation, mode)``: the layer of one wrap hook, an ``async def`` written
+once; ``implementation`` is the hook's sync or async method, as ``mode`` calls for."""
 
 
 def build_onion(layers: Sequence[Layer], base: Handler) -> Handler:
@@ -28,6 +31,22 @@ def build_onion(layers: Sequence[Layer], base: Handler) -> Handler:
 
 def _nest(layer: Layer, inner: Handler) -> Handler:
     return lambda request: layer(request, inner)
+
+
+def hook_layers(hooks: Sequence[Hook], mode: Mode, make: MakeLayer) -> list[Layer]:
+    """One layer per hook for a run of ``mode``, outermost first. Under an async run a sync-only
+    hook runs in a bridge thread; under a sync run an async-only hook is an error (see
+    :func:`async_only_error`, which callers check first)."""
+    return [_hook_layer(hook, mode, make) for hook in hooks]
+
+
+def _hook_layer(hook: Hook, mode: Mode, make: MakeLayer) -> Layer:
+    own = hook.asynchronous if mode.asynchronous else hook.sync
+    if own is not None:
+        return in_mode(make(hook, own, mode), mode, hook.label)
+    if mode.asynchronous and hook.sync is not None:
+        return bridge_to_async(in_mode(make(hook, hook.sync, SYNC), SYNC, hook.label))
+    raise async_only_hook_error(hook)
 
 
 def async_only_error(hooks: Sequence[Hook]) -> AsyncOnlyHookError | None:

@@ -11,9 +11,9 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from graphagent._bridge import bridge_to_async
+from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
 from graphagent._call import ModelCall, Outcome
-from graphagent._chain import Layer, async_only_error, build_onion
+from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
 from graphagent._compat import RunnableCallable
 from graphagent._history import answer_malformed_calls
 from graphagent._plan import MODEL_NODE, Hook
@@ -41,19 +41,32 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
     """The ``"model"`` node, with the wrap hooks nested around the model call."""
     call = ModelCall(setup.name, setup.registry)
     sync_error = async_only_error(hooks)
-    sync_chain = None if sync_error else build_onion([_layer(h, setup) for h in hooks], call.sync)
-    async_chain = build_onion([_alayer(h, setup) for h in hooks], call.asynchronous)
+    modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
+    chains = {mode: _chain(setup, hooks, call, mode) for mode in modes}
 
-    def model(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
-        if sync_chain is None:
-            raise sync_error  # type: ignore[misc]
-        return _update(sync_chain(_request(setup, state, runtime)), setup.plain_keys, state)
-
-    async def amodel(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
-        outcome = await async_chain(_request(setup, state, runtime))
+    async def run(state: dict[str, Any], runtime: Runtime[Any], mode: Mode) -> Any:
+        outcome = await mode.call(chains[mode], _request(setup, state, runtime))
         return _update(outcome, setup.plain_keys, state)
 
+    def model(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
+        if sync_error is not None:
+            raise sync_error
+        return run_sync(run(state, runtime, SYNC), MODEL_NODE)
+
+    async def amodel(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
+        return await run(state, runtime, ASYNC)
+
     return RunnableCallable(model, amodel, name=MODEL_NODE, trace=False)
+
+
+def _chain(setup: ModelSetup, hooks: Sequence[Hook], call: ModelCall, mode: Mode) -> Any:
+    async def base(request: ModelRequest) -> Outcome:
+        return await call(request, mode)
+
+    def make(hook: Hook, implementation: Callable[..., Any], mode: Mode) -> LayerCore:
+        return _layer(hook, implementation, mode, setup.state_keys)
+
+    return build_onion(hook_layers(hooks, mode, make), in_mode(base, mode, MODEL_NODE))
 
 
 def _request(setup: ModelSetup, state: dict[str, Any], runtime: Runtime[Any]) -> ModelRequest:
@@ -68,54 +81,28 @@ def _request(setup: ModelSetup, state: dict[str, Any], runtime: Runtime[Any]) ->
     )
 
 
-def _layer(hook: Hook, setup: ModelSetup) -> Layer:
-    if hook.sync is None:
-        return _unreachable
-    fn = hook.sync
-
-    def layer(request: ModelRequest, inner: Callable[[ModelRequest], Outcome]) -> Outcome:
-        calls: list[Outcome] = []
-
-        def handler(req: ModelRequest) -> ModelResponse:
-            outcome = inner(req)
-            calls.append(outcome)
-            return outcome.response
-
-        try:
-            result = fn(request, handler)
-        except Exception as error:
-            note_origin(error, hook.label)
-            raise
-        return _settle(hook, result, calls, setup.state_keys)
-
-    return layer
-
-
-def _alayer(hook: Hook, setup: ModelSetup) -> Layer:
-    if hook.asynchronous is None:
-        return bridge_to_async(_layer(hook, setup))
-    fn = hook.asynchronous
+def _layer(
+    hook: Hook, implementation: Callable[..., Any], mode: Mode, state_keys: Collection[str]
+) -> LayerCore:
+    """One ``wrap_model_call`` layer: the hook gets a handler returning the ``ModelResponse``,
+    and what it returns is settled against the handler calls it made."""
 
     async def layer(request: ModelRequest, inner: Callable[[ModelRequest], Any]) -> Outcome:
         calls: list[Outcome] = []
 
-        async def handler(req: ModelRequest) -> ModelResponse:
-            outcome: Outcome = await inner(req)
+        async def record(req: ModelRequest) -> ModelResponse:
+            outcome: Outcome = await mode.call(inner, req)
             calls.append(outcome)
             return outcome.response
 
         try:
-            result = await fn(request, handler)
+            result = await mode.call(implementation, request, in_mode(record, mode, hook.label))
         except Exception as error:
             note_origin(error, hook.label)
             raise
-        return _settle(hook, result, calls, setup.state_keys)
+        return _settle(hook, result, calls, state_keys)
 
     return layer
-
-
-def _unreachable(request: Any, inner: Any) -> Any:  # pragma: no cover - guarded by async_only_error
-    raise AssertionError("an async-only layer was used in a sync chain")
 
 
 def _settle(

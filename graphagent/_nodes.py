@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Awaitable, Callable, Collection
-from typing import Any, cast
+from collections.abc import Callable, Collection
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._chain import async_only_hook_error
 from graphagent._compat import RunnableCallable, overwritten
 from graphagent._history import answered_in_place, pending_tool_calls
@@ -40,20 +41,16 @@ class HookStep:
         self.hook, self.route, self.state_keys = hook, route, state_keys
 
     def __call__(self, state: Any, runtime: Runtime[Any]) -> Any:
-        run = self.hook.sync
-        if run is None:
+        if self.hook.sync is None:
             raise async_only_hook_error(self.hook)
-        try:
-            update = run(state, runtime)
-        except Exception as error:
-            note_origin(error, self.hook.label)
-            raise
-        return _check_update(self.hook, self.route, self.state_keys, update)
+        return run_sync(self._run(self.hook.sync, SYNC, state, runtime), self.hook.label)
 
     async def arun(self, state: Any, runtime: Runtime[Any]) -> Any:
-        run = cast("Callable[..., Awaitable[Any]]", self.hook.asynchronous)  # async hooks only
+        return await self._run(self.hook.asynchronous, ASYNC, state, runtime)
+
+    async def _run(self, implementation: Any, mode: Mode, state: Any, runtime: Any) -> Any:
         try:
-            update = await run(state, runtime)
+            update = await mode.call(implementation, state, runtime)
         except Exception as error:
             note_origin(error, self.hook.label)
             raise

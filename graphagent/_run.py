@@ -12,132 +12,116 @@ generator and never suspends.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import inspect
-from collections.abc import AsyncGenerator, Generator, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from graphagent._bridge import Mode, run_sync
+from graphagent._chain import async_only_hook_error
+from graphagent._compat import closed_stream
 from graphagent._plan import Hook
-from graphagent.errors import AsyncOnlyHookError, HookReturnError, note_origin
+from graphagent.errors import HookReturnError, note_origin
 
 INTERRUPT = "__interrupt__"
 """The key of interrupts in langgraph's outputs (langgraph keeps its constant private)."""
 
 
-class Layer(Protocol):
-    hook: Hook
-
-    async def start(self, state: Any, runtime: Any) -> None: ...
-
-    async def finish(self, result: Any) -> None: ...
-
-    async def fail(self, error: BaseException) -> None: ...
-
-
 @dataclass(slots=True)
-class SyncLayer:
-    """A ``wrap_agent`` generator."""
+class AgentLayer:
+    """One ``wrap_agent`` hook around one run: a generator (``wrap_agent``), or an async
+    generator (``awrap_agent``) under an async run, both driven through one interface."""
 
     hook: Hook
-    generator: Generator[Any, Any, Any] | None = None
-
-    async def start(self, state: Any, runtime: Any) -> None:
-        generator = self.hook.sync(state, runtime)  # type: ignore[misc]
-        if not inspect.isgenerator(generator):
-            raise HookReturnError(_not_a_generator(self.hook, "wrap_agent", "yield"))
-        self.generator = generator
-        try:
-            next(generator)
-        except StopIteration:
-            raise HookReturnError(_no_yield(self.hook)) from None
-
-    async def finish(self, result: Any) -> None:
-        assert self.generator is not None
-        try:
-            self.generator.send(result)
-        except StopIteration:
-            return
-        self.generator.close()
-        raise HookReturnError(_yielded_twice(self.hook))
-
-    async def fail(self, error: BaseException) -> None:
-        assert self.generator is not None
-        if isinstance(error, GeneratorExit):
-            self.generator.close()
-            return
-        try:
-            self.generator.throw(error)
-        except StopIteration:
-            return
-        except BaseException as raised:
-            if raised is not error:
-                raise
-            return
-        self.generator.close()
-        raise HookReturnError(_yielded_twice(self.hook))
-
-
-@dataclass(slots=True)
-class AsyncLayer:
-    """An ``awrap_agent`` async generator."""
-
-    hook: Hook
+    asynchronous: bool
     generator: AsyncGenerator[Any, Any] | None = None
 
     async def start(self, state: Any, runtime: Any) -> None:
-        generator = self.hook.asynchronous(state, runtime)  # type: ignore[misc]
-        if not inspect.isasyncgen(generator):
-            raise HookReturnError(_not_a_generator(self.hook, "awrap_agent", "async def ... yield"))
-        self.generator = generator
+        self.generator = self._open(state, runtime)
         try:
-            await anext(generator)
+            await anext(self.generator)
         except StopAsyncIteration:
             raise HookReturnError(_no_yield(self.hook)) from None
 
     async def finish(self, result: Any) -> None:
-        assert self.generator is not None
+        generator = self._started()
         try:
-            await self.generator.asend(result)
+            await generator.asend(result)
         except StopAsyncIteration:
             return
-        await self.generator.aclose()
+        await generator.aclose()
         raise HookReturnError(_yielded_twice(self.hook))
 
     async def fail(self, error: BaseException) -> None:
-        assert self.generator is not None
+        generator = self._started()
         if isinstance(error, GeneratorExit):
-            await self.generator.aclose()
+            await generator.aclose()
             return
         try:
-            await self.generator.athrow(error)
+            await generator.athrow(error)
         except StopAsyncIteration:
             return
         except BaseException as raised:
             if raised is not error:
                 raise
             return
-        await self.generator.aclose()
+        await generator.aclose()
         raise HookReturnError(_yielded_twice(self.hook))
 
+    def _open(self, state: Any, runtime: Any) -> AsyncGenerator[Any, Any]:
+        if self.asynchronous:
+            generator = self.hook.asynchronous(state, runtime)  # type: ignore[misc]
+            if not inspect.isasyncgen(generator):
+                raise HookReturnError(
+                    _not_a_generator(self.hook, "awrap_agent", "async def ... yield")
+                )
+            return generator
+        plain = self.hook.sync(state, runtime)  # type: ignore[misc]
+        if not inspect.isgenerator(plain):
+            raise HookReturnError(_not_a_generator(self.hook, "wrap_agent", "yield"))
+        return _AsAsync(plain)
 
-def layers_for(hooks: Sequence[Hook], *, asynchronous: bool) -> list[Layer]:
-    """One layer per hook; a sync run refuses async-only hooks before anything starts."""
+    def _started(self) -> AsyncGenerator[Any, Any]:
+        if self.generator is None:  # pragma: no cover - enter() starts every layer it ends
+            raise RuntimeError(f"{self.hook.label} ended before it started")
+        return self.generator
+
+
+class _AsAsync(AsyncGenerator[Any, Any]):
+    """A generator seen as an async generator; its steps never suspend."""
+
+    def __init__(self, generator: Generator[Any, Any, Any]) -> None:
+        self._generator = generator
+
+    async def asend(self, value: Any) -> Any:
+        try:
+            return self._generator.send(value)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+    async def athrow(self, *error: Any) -> Any:
+        try:
+            return self._generator.throw(*error)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._generator.close()
+
+
+def layers_for(hooks: Sequence[Hook], *, asynchronous: bool) -> list[AgentLayer]:
+    """One layer per hook; a sync run refuses async-only hooks before anything starts. Under an
+    async run a sync-only hook's generator runs inline, on the event loop."""
     if not asynchronous:
-        async_only = [h for h in hooks if h.sync is None]
-        if async_only:
-            hook = async_only[0]
-            raise AsyncOnlyHookError(
-                f"{hook.label} has only an async implementation (awrap_agent), so it cannot run "
-                "under invoke()/stream(); run the agent with ainvoke()/astream(), or also "
-                "define wrap_agent."
-            )
-    return [
-        AsyncLayer(h) if asynchronous and h.asynchronous is not None else SyncLayer(h)
-        for h in hooks
-    ]
+        async_only = next((h for h in hooks if h.sync is None), None)
+        if async_only is not None:
+            raise async_only_hook_error(async_only)
+    return [AgentLayer(h, asynchronous and h.asynchronous is not None) for h in hooks]
 
 
-async def enter(layers: Sequence[Layer], state: Any, runtime: Any) -> None:
+async def enter(layers: Sequence[AgentLayer], state: Any, runtime: Any) -> None:
     """Start the layers outermost first; if one fails, unwind those already started."""
     for started, layer in enumerate(layers):
         try:
@@ -149,7 +133,7 @@ async def enter(layers: Sequence[Layer], state: Any, runtime: Any) -> None:
             raise
 
 
-async def leave(layers: Sequence[Layer], outcome: Any) -> None:
+async def leave(layers: Sequence[AgentLayer], outcome: Any) -> None:
     """End the layers innermost first with the run's result, or with what ended it.
 
     ``outcome`` is the final output, or a ``BaseException``. A layer that raises while ending
@@ -168,6 +152,54 @@ async def leave(layers: Sequence[Layer], outcome: Any) -> None:
             error = raised
     if error is not None and error is not outcome:
         raise error
+
+
+DONE = object()
+"""What a stream step returns once the stream is exhausted."""
+
+
+@dataclass(slots=True)
+class WrappedRun:
+    """One run inside its ``wrap_agent`` layers, written once for both kinds of run: the
+    agent's stream loops only move chunks, and run every step in the run's own context."""
+
+    layers: list[AgentLayer]
+    mode: Mode
+    shape: StreamShape
+    context: contextvars.Context
+
+    @classmethod
+    def of(
+        cls, hooks: Sequence[Hook], mode: Mode, default_modes: Any, kwargs: dict[str, Any]
+    ) -> WrappedRun:
+        shape = StreamShape.of(kwargs.pop("stream_mode", None), default_modes, kwargs)
+        layers = layers_for(hooks, asynchronous=mode.asynchronous)
+        # The run's own context: hooks and steps see what hooks set, even when an async
+        # caller takes the steps from different tasks.
+        return cls(layers, mode, shape, contextvars.copy_context())
+
+    def within(self, step: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``step`` in the run's context: to its end in a sync run; as a task to await in
+        an async one (cancelling the caller cancels it too)."""
+        if self.mode.asynchronous:
+            return asyncio.create_task(step, context=self.context)
+        return self.context.run(run_sync, step, "a wrap_agent hook")
+
+    async def enter(self, state: Any, runtime: Any) -> None:
+        await enter(self.layers, state, runtime)
+
+    def chunks(self, part: Any) -> Iterator[Any]:
+        wanted, chunk = self.shape.take(part)
+        if wanted:
+            yield chunk
+
+    async def leave(self, error: BaseException | None = None) -> None:
+        """End the layers with the run's final output, or with what ended it (a closed parent
+        stream's drain reads as the ``GeneratorExit`` it stands for)."""
+        if error is None:
+            await leave(self.layers, self.shape.final_output)
+        else:
+            await leave(self.layers, GeneratorExit() if closed_stream(error) else error)
 
 
 @dataclass(slots=True)

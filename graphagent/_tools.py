@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -11,8 +11,8 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 from langgraph.types import Command
 
-from graphagent._bridge import bridge_to_async
-from graphagent._chain import Layer, async_only_error, build_onion
+from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
+from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
 from graphagent._compat import InlineToolNode
 from graphagent._plan import TOOLS_NODE, Hook
 from graphagent.errors import HookReturnError, UnregisteredToolError, note_origin
@@ -62,42 +62,30 @@ def tools_node(
     """Tool exceptions propagate (``handle_tool_errors=False``); invalid arguments become an
     error ToolMessage the model can read, below every wrapper, so wrappers see a normal reply."""
     sync_error = async_only_error(hooks)
-    sync_layers = [_noted(h, h.sync) for h in hooks if h.sync]
-    async_layers = [
-        _anoted(h, h.asynchronous) if h.asynchronous else bridge_to_async(_noted(h, h.sync))
-        for h in hooks
-    ]
+    modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
+    layers = {mode: hook_layers(hooks, mode, _layer) for mode in modes}
+
+    async def run(request: ToolCallRequest, execute: Callable[..., Any], mode: Mode) -> Any:
+        async def base(req: ToolCallRequest) -> ToolResult:
+            registry.check_call(req)
+            try:
+                return await mode.call(execute, req)
+            except ToolInvocationError as exc:
+                return _invalid_arguments(req, exc)
+            except Exception as error:
+                note_origin(error, f"the tool '{req.tool_call['name']}'")
+                raise
+
+        chain = build_onion(layers[mode], in_mode(base, mode, TOOLS_NODE))
+        return await mode.call(chain, request)
 
     def wrap(request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]) -> Any:
         if sync_error is not None:
             raise sync_error
+        return run_sync(run(request, execute, SYNC), TOOLS_NODE)
 
-        def base(req: ToolCallRequest) -> ToolResult:
-            registry.check_call(req)
-            try:
-                return execute(req)
-            except ToolInvocationError as exc:
-                return _invalid_arguments(req, exc)
-            except Exception as error:
-                note_origin(error, f"the tool '{req.tool_call['name']}'")
-                raise
-
-        return build_onion(sync_layers, base)(request)
-
-    async def awrap(
-        request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
-    ) -> Any:
-        async def base(req: ToolCallRequest) -> ToolResult:
-            registry.check_call(req)
-            try:
-                return await execute(req)
-            except ToolInvocationError as exc:
-                return _invalid_arguments(req, exc)
-            except Exception as error:
-                note_origin(error, f"the tool '{req.tool_call['name']}'")
-                raise
-
-        return await build_onion(async_layers, base)(request)
+    async def awrap(request: ToolCallRequest, execute: Callable[..., Any]) -> Any:
+        return await run(request, execute, ASYNC)
 
     return InlineToolNode(
         list(tools),
@@ -108,22 +96,12 @@ def tools_node(
     )
 
 
-def _noted(hook: Hook, fn: Any) -> Layer:
-    def layer(request: ToolCallRequest, inner: Any) -> Any:
+def _layer(hook: Hook, implementation: Callable[..., Any], mode: Mode) -> LayerCore:
+    """One ``wrap_tool_call`` layer; what the hook returns must answer the call it was given."""
+
+    async def layer(request: ToolCallRequest, inner: Callable[..., Any]) -> ToolResult:
         try:
-            result = fn(request, inner)
-        except Exception as error:
-            note_origin(error, hook.label)
-            raise
-        return _answer(hook, request, result)
-
-    return layer
-
-
-def _anoted(hook: Hook, fn: Any) -> Layer:
-    async def layer(request: ToolCallRequest, inner: Any) -> Any:
-        try:
-            result = await fn(request, inner)
+            result = await mode.call(implementation, request, inner)
         except Exception as error:
             note_origin(error, hook.label)
             raise

@@ -8,9 +8,7 @@ go through ``stream``/``astream``, so those two are the one entry point.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,11 +17,10 @@ from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
 from graphagent import _resume
-from graphagent._bridge import run_sync
-from graphagent._compat import closed_stream
+from graphagent._bridge import ASYNC, SYNC
 from graphagent._input import transformed, transformed_supersteps
 from graphagent._plan import Plan
-from graphagent._run import StreamShape, enter, layers_for, leave
+from graphagent._run import DONE, WrappedRun
 
 
 class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
@@ -87,41 +84,33 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         return await super().abulk_update_state(config, updates)
 
     def _wrapped_stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
-        shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)
-        layers = layers_for(self.plan.wrap_agent, asynchronous=False)
-        run = contextvars.copy_context()  # the run's own: hooks and steps see what hooks set
-        run.run(run_sync, enter(layers, input, self._runtime(kwargs)), _WRAP_AGENT)
-        inner = super().stream(input, config, stream_mode=shape.inner_modes(), **kwargs)
+        run = WrappedRun.of(self.plan.wrap_agent, SYNC, self.stream_mode, kwargs)
+        run.within(run.enter(input, self._runtime(kwargs)))
+        inner = super().stream(input, config, stream_mode=run.shape.inner_modes(), **kwargs)
         try:
-            while (part := run.run(next, inner, _DONE)) is not _DONE:
-                wanted, chunk = shape.take(part)
-                if wanted:
-                    yield chunk
+            while (part := run.context.run(next, inner, DONE)) is not DONE:
+                yield from run.chunks(part)
         except BaseException as error:
-            run.run(inner.close)  # type: ignore[attr-defined]
-            ended = GeneratorExit() if closed_stream(error) else error
-            run.run(run_sync, leave(layers, ended), _WRAP_AGENT)
+            run.context.run(inner.close)  # type: ignore[attr-defined]
+            run.within(run.leave(error))
             raise
-        run.run(run_sync, leave(layers, shape.final_output), _WRAP_AGENT)
+        run.within(run.leave())
 
     async def _wrapped_astream(
         self, input: Any, config: Any, kwargs: dict[str, Any]
     ) -> AsyncIterator[Any]:
-        shape = StreamShape.of(kwargs.pop("stream_mode", None), self.stream_mode, kwargs)
-        layers = layers_for(self.plan.wrap_agent, asynchronous=True)
-        run = contextvars.copy_context()  # steps may come from different tasks of the caller
-        await _within(run, enter(layers, input, self._runtime(kwargs)))
-        inner = super().astream(input, config, stream_mode=shape.inner_modes(), **kwargs)
+        run = WrappedRun.of(self.plan.wrap_agent, ASYNC, self.stream_mode, kwargs)
+        await run.within(run.enter(input, self._runtime(kwargs)))
+        inner = super().astream(input, config, stream_mode=run.shape.inner_modes(), **kwargs)
         try:
-            while (part := await _within(run, _next(inner))) is not _DONE:
-                wanted, chunk = shape.take(part)
-                if wanted:
+            while (part := await run.within(anext(inner, DONE))) is not DONE:
+                for chunk in run.chunks(part):
                     yield chunk
         except BaseException as error:
-            await _within(run, _close(inner))
-            await _within(run, leave(layers, error))
+            await run.within(inner.aclose())  # type: ignore[attr-defined]
+            await run.within(run.leave(error))
             raise
-        await _within(run, leave(layers, shape.final_output))
+        await run.within(run.leave())
 
     @property
     def stream_channels_list(self) -> Sequence[str]:
@@ -147,23 +136,6 @@ class AgentRuntime(Runtime[ContextT]):  # type: ignore[misc]
     ``context``, the agent's ``store``) plus the name of the agent being run."""
 
     agent_name: str = "agent"
-
-
-_DONE = object()
-_WRAP_AGENT = "a wrap_agent hook"
-
-
-def _within(context: contextvars.Context, step: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-    """Run ``step`` in the run's context (cancelling the caller cancels it too)."""
-    return asyncio.create_task(step, context=context)
-
-
-async def _next(stream: AsyncIterator[Any]) -> Any:
-    return await anext(stream, _DONE)
-
-
-async def _close(stream: Any) -> None:
-    await stream.aclose()
 
 
 def _hide_private_state(agent: CompiledAgent, kwargs: dict[str, Any]) -> None:

@@ -4,15 +4,27 @@ fits, run when a decorator is applied and when an agent is built."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from graphagent.errors import MiddlewareError
+from graphagent.state import JUMP_TARGETS, JumpTo
 
-NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
-WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call", "wrap_agent")
-INPUT_HOOK = "transform_input"
+POSITIONS = (
+    "transform_input",
+    "wrap_agent",
+    "before_agent",
+    "before_model",
+    "wrap_model_call",
+    "after_model",
+    "wrap_tool_call",
+    "after_agent",
+)
+"""Every hook, in the order a run meets them: the one list the others derive from."""
+INPUT_HOOK = POSITIONS[0]
 """Sync only: it runs when a run is called, before anything could await."""
+NODE_HOOKS = tuple(p for p in POSITIONS if p.startswith(("before_", "after_")))
+WRAP_HOOKS = tuple(p for p in POSITIONS if p.startswith("wrap_"))
 ALL_HOOKS = (*NODE_HOOKS, *WRAP_HOOKS, INPUT_HOOK)
 
 # Every hook method name -> (the hook it implements, whether it is the async twin).
@@ -143,3 +155,31 @@ def _one_edit_apart(a: str, b: str) -> bool:
         return False
     first, last = diff[0], diff[-1]  # one letter changed, or two neighbours swapped
     return len(diff) == 1 or (last == first + 1 and a[first] == b[last] and a[last] == b[first])
+
+
+def jump_targets(where: str, can_jump_to: Any, hook: str | None = None) -> tuple[JumpTo, ...]:
+    """The targets a ``can_jump_to`` declaration of ``where`` names, checked: the one rule for
+    ``hook_config``, the decorators and the build. ``hook`` is the hook it declares them on,
+    when known (only node hooks can jump)."""
+    if can_jump_to is None:
+        return ()
+    if isinstance(can_jump_to, str) or not isinstance(can_jump_to, Iterable):
+        got = "a str" if isinstance(can_jump_to, str) else type(can_jump_to).__name__
+        example = can_jump_to if isinstance(can_jump_to, str) else "end"
+        raise TypeError(
+            f"{where}(can_jump_to={can_jump_to!r}) got {got}; pass a list of targets, "
+            f"e.g. can_jump_to=[{example!r}]."
+        )
+    targets = tuple(dict.fromkeys(can_jump_to))
+    unknown = [t for t in targets if t not in JUMP_TARGETS]
+    if unknown:
+        raise MiddlewareError(
+            f"{where}(can_jump_to=...) got unknown target(s) {unknown}; "
+            f"the targets are {list(JUMP_TARGETS)}."
+        )
+    if targets and hook is not None and hook not in NODE_HOOKS:
+        raise MiddlewareError(
+            f"{where} does not take can_jump_to: only node hooks ({', '.join(NODE_HOOKS)}) can "
+            "jump; move the decision into a before_model or after_model hook."
+        )
+    return targets

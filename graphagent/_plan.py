@@ -21,6 +21,7 @@ from graphagent._hookspec import (
     NODE_HOOKS,
     WRAP_HOOKS,
     checked_hook,
+    jump_targets,
     near_hook,
 )
 from graphagent.errors import (
@@ -31,7 +32,6 @@ from graphagent.errors import (
 )
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
 from graphagent.state import (
-    JUMP_TARGETS,
     AgentState,
     JumpTo,
     MergedSchemas,
@@ -222,19 +222,7 @@ def discover(middleware: AgentMiddleware[Any, Any, Any], kind: str) -> Hook | No
     declared: list[Any] = []
     for func in (sync, asynchronous):
         declared += getattr(func, "__can_jump_to__", None) or []
-    targets = tuple(dict.fromkeys(declared))
-    label = hook_label(middleware.name, kind)
-    unknown = [t for t in targets if t not in JUMP_TARGETS]
-    if unknown:
-        raise MiddlewareError(
-            f"{label} declares can_jump_to {unknown}, which are not jump targets; "
-            f"use some of {list(JUMP_TARGETS)}."
-        )
-    if targets and kind not in NODE_HOOKS:
-        raise MiddlewareError(
-            f"{label} declares can_jump_to, but only node hooks ({', '.join(NODE_HOOKS)}) "
-            "can jump; move the decision into a before_model or after_model hook."
-        )
+    targets = jump_targets(hook_label(middleware.name, kind), declared or None, kind)
     return Hook(
         middleware=middleware,
         kind=kind,

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from langgraph.constants import END, START
 from langgraph.pregel import Pregel
 
 from graphagent._draw import Edge, svg
+from graphagent._hookspec import POSITIONS
 from graphagent._plan import MODEL_NODE, TOOLS_NODE, Hook, Plan
-from graphagent.agent import CompiledAgent
 from graphagent.state import show_type
 
-POSITIONS = (
-    "transform_input",
-    "wrap_agent",
-    "before_agent",
-    "before_model",
-    "wrap_model_call",
-    "after_model",
-    "wrap_tool_call",
-    "after_agent",
-)
+if TYPE_CHECKING:
+    from graphagent.agent import CompiledAgent
+
 _NESTED = ("wrap_agent", "wrap_model_call", "wrap_tool_call")
 _THREAD_BRIDGED = ("wrap_model_call", "wrap_tool_call")
 
@@ -84,7 +77,7 @@ class Explanation:
 def explain(graph: Any, node: str | None = None) -> Explanation:
     """The plan of ``graph`` — an agent from ``create_agent`` (also once it is inside a parent
     graph), or a parent graph holding agents, with ``node`` naming one when there are several."""
-    agent = graph if isinstance(graph, CompiledAgent) else _find_agent(graph, node)
+    agent = graph if _is_agent(graph) else _find_agent(graph, node)
     drawn = agent.get_graph()
     return Explanation(
         name=agent.name,
@@ -117,12 +110,18 @@ def _repr_svg(explanation: Explanation) -> str:
     return svg(explanation.nodes, explanation.edges, _notes(explanation))
 
 
+def _is_agent(graph: Any) -> TypeGuard[CompiledAgent]:
+    """Whether ``graph`` came from ``create_agent`` (read from its plan, so this module need
+    not import the agent's class, which draws itself with this module)."""
+    return isinstance(graph, Pregel) and isinstance(getattr(graph, "plan", None), Plan)
+
+
 def _find_agent(graph: Any, node: str | None) -> CompiledAgent:
     if not isinstance(graph, Pregel):
         kind = type(graph).__name__
         raise TypeError(f"explain() takes an agent or a compiled graph, got {kind}.")
     found = graph.get_subgraphs(recurse=True)
-    agents = {name: sub for name, sub in found if isinstance(sub, CompiledAgent)}
+    agents: dict[str, CompiledAgent] = {name: sub for name, sub in found if _is_agent(sub)}
     if node is not None:
         if node not in agents:
             raise ValueError(f"No agent at node {node!r}; the agents are at {sorted(agents)}.")

@@ -406,8 +406,8 @@ def test_a_middleware_without_hooks_tools_or_state_is_warned_about() -> None:
         build(Nothing())
     assert str(caught[0].message) == (
         "'Nothing' defines no hook, no tools and no state_schema, so it does nothing; implement "
-        "one of before_agent, before_model, after_model, after_agent, wrap_model_call, "
-        "wrap_tool_call, wrap_agent (or its async twin) or transform_input, or leave it out of the "
+        "one of before_agent, before_model, after_model, after_agent, wrap_agent, wrap_model_call, "
+        "wrap_tool_call (or its async twin) or transform_input, or leave it out of the "
         "middleware list."
     )
     assert caught[0].filename == __file__  # points at the create_agent call

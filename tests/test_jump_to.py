@@ -191,7 +191,9 @@ def test_declaring_an_unknown_target_fails_at_build_time() -> None:
             return None
 
     Sloppy.before_model.__can_jump_to__ = ["finish"]  # type: ignore[attr-defined]
-    with pytest.raises(MiddlewareError, match=r"'Sloppy.before_model' declares can_jump_to"):
+    with pytest.raises(
+        MiddlewareError, match=r"'Sloppy.before_model'\(can_jump_to=\.\.\.\) got unknown target"
+    ):
         create_agent(ScriptedChatModel(["x"]), middleware=[Sloppy()])
 
 

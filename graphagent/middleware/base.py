@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -12,9 +12,9 @@ from langgraph.types import Command
 from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
 
-from graphagent.errors import MiddlewareError
+from graphagent._hookspec import jump_targets
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
-from graphagent.state import JUMP_TARGETS, AgentState, JumpTo, ResponseT
+from graphagent.state import AgentState, JumpTo, ResponseT
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -198,24 +198,3 @@ def hook_config(*, can_jump_to: Sequence[JumpTo] | None = None) -> Callable[[F],
         return func
 
     return mark
-
-
-def jump_targets(where: str, can_jump_to: Any) -> tuple[JumpTo, ...]:
-    """The targets a ``can_jump_to=`` option of ``where`` names, checked."""
-    if can_jump_to is None:
-        return ()
-    if isinstance(can_jump_to, str) or not isinstance(can_jump_to, Iterable):
-        got = "a str" if isinstance(can_jump_to, str) else type(can_jump_to).__name__
-        example = can_jump_to if isinstance(can_jump_to, str) else "end"
-        raise TypeError(
-            f"{where}(can_jump_to={can_jump_to!r}) got {got}; pass a list of targets, "
-            f"e.g. can_jump_to=[{example!r}]."
-        )
-    targets = tuple(can_jump_to)
-    unknown = [t for t in targets if t not in JUMP_TARGETS]
-    if unknown:
-        raise MiddlewareError(
-            f"{where}(can_jump_to=...) got unknown target(s) {unknown}; "
-            f"the targets are {list(JUMP_TARGETS)}."
-        )
-    return targets

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, overload
 
 from langchain_core.messages import SystemMessage
 
-from graphagent._hookspec import NODE_HOOKS, checked_hook
-from graphagent.errors import MiddlewareError, hook_label
-from graphagent.middleware.base import AgentMiddleware, jump_targets
+from graphagent._hookspec import checked_hook, jump_targets
+from graphagent.errors import hook_label
+from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, JumpTo
 
@@ -84,13 +84,7 @@ class _HookDecorator:
         return build if func is None else build(func)
 
     def _check_targets(self, can_jump_to: Sequence[JumpTo] | None) -> tuple[JumpTo, ...]:
-        targets = jump_targets(f"@{self.hook}", can_jump_to)
-        if targets and self.hook not in NODE_HOOKS:
-            raise MiddlewareError(
-                f"@{self.hook} does not take can_jump_to: only node hooks "
-                f"({', '.join(NODE_HOOKS)}) can jump."
-            )
-        return targets
+        return jump_targets(f"@{self.hook}", can_jump_to, self.hook)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

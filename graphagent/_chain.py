@@ -57,7 +57,8 @@ def async_only_error(hooks: Sequence[Hook]) -> AsyncOnlyHookError | None:
 
 def async_only_hook_error(hook: Hook) -> AsyncOnlyHookError:
     """The error for ``hook``, which has no sync implementation, met by a synchronous run."""
+    position = hook.position
     return AsyncOnlyHookError(
-        f"{hook.label} has only an async implementation (a{hook.kind}), so it cannot run under "
-        f"invoke()/stream(); run the agent with ainvoke()/astream(), or also define {hook.kind}."
+        f"{hook.label} has only an async implementation (a{position}), so it cannot run under "
+        f"invoke()/stream(); run the agent with ainvoke()/astream(), or also define {position}."
     )

@@ -9,10 +9,10 @@ from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
 from langgraph.graph import StateGraph
 
-from graphagent._model import ModelSetup, model_node
+from graphagent._model_node import ModelSetup, model_node
 from graphagent._nodes import destinations, hook_node, router
 from graphagent._plan import MODEL_NODE, TOOLS_NODE, Plan
-from graphagent._tools import ToolRegistry, tools_node
+from graphagent._tool_node import ToolRegistry, tools_node
 
 
 def build_graph(

@@ -51,7 +51,8 @@ class Hook:
     """One implemented hook of one middleware."""
 
     middleware: AgentMiddleware[Any, Any, Any]
-    kind: str
+    position: str
+    """Which hook it is: ``before_model``, ``wrap_tool_call``... (``_hookspec.POSITIONS``)."""
     sync: Callable[..., Any] | None
     asynchronous: Callable[..., Any] | None
     can_jump_to: tuple[JumpTo, ...] = ()
@@ -63,11 +64,11 @@ class Hook:
     @property
     def node(self) -> str:
         """The graph node of a node hook: ``"{middleware name}.{hook}"``."""
-        return f"{self.owner}.{self.kind}"
+        return f"{self.owner}.{self.position}"
 
     @property
     def label(self) -> str:
-        return hook_label(self.owner, self.kind)
+        return hook_label(self.owner, self.position)
 
     @property
     def mode(self) -> Mode:
@@ -135,7 +136,7 @@ def compile_plan(
     _check_names(listed)
     stack = ordered(listed)
     discovered = [hook for item in stack for hook in discover_all(item)]
-    hooks = {kind: [h for h in discovered if h.kind == kind] for kind in ALL_HOOKS}
+    hooks = {p: [h for h in discovered if h.position == p] for p in ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
     offers = bool(hooks["wrap_model_call"] and hooks["wrap_tool_call"])
     schemas = merge_state_schemas(_schema_sources(stack, state_schema, offers))
@@ -178,7 +179,7 @@ def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
     """Every hook ``middleware`` implements, each checked; a middleware that does nothing at
     all is warned about."""
     _check_method_names(middleware)
-    found = [hook for kind in ALL_HOOKS if (hook := discover(middleware, kind))]
+    found = [hook for p in ALL_HOOKS if (hook := discover(middleware, p))]
     if not found and _does_nothing(middleware):
         warnings.warn(
             f"'{middleware.name}' defines no hook, no tools and no state_schema, so it does "
@@ -212,22 +213,22 @@ def _does_nothing(middleware: AgentMiddleware[Any, Any, Any]) -> bool:
     )
 
 
-def discover(middleware: AgentMiddleware[Any, Any, Any], kind: str) -> Hook | None:
-    """The hook ``kind`` of ``middleware`` if its class overrides it (or its async twin)."""
+def discover(middleware: AgentMiddleware[Any, Any, Any], position: str) -> Hook | None:
+    """The hook ``position`` of ``middleware`` if its class overrides it (or its async twin)."""
     cls = type(middleware)
-    sync = _overridden(cls, kind)
-    asynchronous = None if kind == INPUT_HOOK else _overridden(cls, "a" + kind)
+    sync = _overridden(cls, position)
+    asynchronous = None if position == INPUT_HOOK else _overridden(cls, "a" + position)
     if sync is None and asynchronous is None:
         return None
     declared: list[Any] = []
     for func in (sync, asynchronous):
         declared += getattr(func, "__can_jump_to__", None) or []
-    targets = jump_targets(hook_label(middleware.name, kind), declared or None, kind)
+    targets = jump_targets(hook_label(middleware.name, position), declared or None, position)
     return Hook(
         middleware=middleware,
-        kind=kind,
-        sync=_checked(middleware, kind) if sync else None,
-        asynchronous=_checked(middleware, "a" + kind) if asynchronous else None,
+        position=position,
+        sync=_checked(middleware, position) if sync else None,
+        asynchronous=_checked(middleware, "a" + position) if asynchronous else None,
         can_jump_to=targets,
     )
 

@@ -20,7 +20,7 @@ from graphagent import _resume
 from graphagent._bridge import ASYNC, SYNC
 from graphagent._input import transformed, transformed_supersteps
 from graphagent._plan import Plan
-from graphagent._run import DONE, WrappedRun
+from graphagent._wrap_agent import DONE, WrappedRun
 
 
 class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
@@ -31,6 +31,8 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     @classmethod
     def adopt(cls, compiled: CompiledStateGraph[Any, Any, Any, Any], plan: Plan) -> CompiledAgent:
         """Turn a freshly compiled graph into an agent (same object, same state)."""
+        # StateGraph.compile() builds its CompiledStateGraph itself and takes no class to build;
+        # re-classing the result keeps all it set up, with no copy and no second compile.
         compiled.__class__ = cls
         agent: CompiledAgent = compiled  # type: ignore[assignment]
         agent.plan = plan

@@ -156,7 +156,7 @@ def _run(hook: Hook) -> HookRun:
     sync_run = "sync" if hook.sync else "fails (async only)"
     if hook.asynchronous:
         async_run = "async"
-    elif hook.kind in _THREAD_BRIDGED:
+    elif hook.position in _THREAD_BRIDGED:
         async_run = "bridged (sync, in a worker thread)"
     else:
         async_run = "bridged (sync, inline)"

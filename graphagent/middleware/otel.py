@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
-from graphagent._run import INTERRUPT
+from graphagent._wrap_agent import INTERRUPT
 from graphagent.errors import MiddlewareError
 from graphagent.middleware import _otel_content as content
 from graphagent.middleware import _otel_semconv as semconv

@@ -14,7 +14,7 @@ from langgraph.types import Command
 from graphagent._bridge import Mode
 from graphagent._history import pair_tool_calls
 from graphagent._structured import Strategy, provider_rejections, resolve, to_response
-from graphagent._tools import ToolRegistry
+from graphagent._tool_node import ToolRegistry
 from graphagent.errors import note_origin
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.structured_output import ProviderStrategy, ToolStrategy

@@ -12,12 +12,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
-from graphagent._call import ModelCall, Outcome
 from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
 from graphagent._compat import RunnableCallable
 from graphagent._history import answer_malformed_calls
+from graphagent._model_call import ModelCall, Outcome
 from graphagent._plan import MODEL_NODE, Hook
-from graphagent._tools import ToolRegistry
+from graphagent._tool_node import ToolRegistry
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 from graphagent.state import OFFERED_TOOLS

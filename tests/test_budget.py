@@ -22,6 +22,7 @@ from graphagent.middleware.budget import (
 )
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
+from tests.tools import add
 
 
 class FakeClock:
@@ -32,12 +33,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def priced(reply: str | AIMessage, input_tokens: int, output_tokens: int) -> AIMessage:

@@ -31,15 +31,10 @@ from graphagent.middleware import (
 )
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
+from tests.tools import add
 
 QUESTION = {"messages": [("user", "What is 1 + 2?")]}
 ASYNC_RUNS = ("ainvoke", "astream")
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def scripted() -> ScriptedChatModel:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import tool
 from langgraph.cache.memory import InMemoryCache
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
@@ -11,12 +10,7 @@ from langgraph.store.memory import InMemoryStore
 from graphagent import create_agent
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
+from tests.tools import add
 
 
 def test_interrupt_before_tools_pauses_and_resumes(how_call: str) -> None:

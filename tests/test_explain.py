@@ -7,7 +7,6 @@ from collections.abc import Generator
 from typing import Annotated, Any, NotRequired
 
 import pytest
-from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from graphagent import create_agent
@@ -23,12 +22,7 @@ from graphagent.middleware import (
     wrap_tool_call,
 )
 from graphagent.testing import ScriptedChatModel
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
+from tests.tools import add
 
 
 class Counted(AgentState):

@@ -16,6 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graphagent import create_agent
 from graphagent.middleware import AgentMiddleware
 from graphagent.testing import ScriptedChatModel, calls
+from tests.tools import add
 
 
 class Injected(RuntimeError):
@@ -68,12 +69,6 @@ class Closer(AgentMiddleware):
             raise
         else:
             self.endings.append("ok")
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 POSITIONS = [

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.runnables.config import var_child_runnable_config
-from langchain_core.tools import tool
 from langgraph.constants import TAG_NOSTREAM
 
 from graphagent import create_agent
@@ -22,14 +21,9 @@ from graphagent.middleware.final_answer_filter import (
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.testing import ScriptedChatModel, tool_call
 from tests.conftest import Run
+from tests.tools import add
 
 QUESTION = {"messages": [("user", "What is 1 + 2?")]}
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def two_rounds(*middleware: Any, first_text: Any = "Let me check...") -> Any:

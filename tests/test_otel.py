@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -35,24 +35,7 @@ from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.otel import OtelTracingMiddleware
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import ENTRY_POINTS, run_agent
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-@tool
-def boom() -> str:
-    """Always fails."""
-    raise ConnectionError("service down")
-
-
-@tool
-def ask(question: str) -> str:
-    """Ask a human."""
-    return str(interrupt(question))
+from tests.tools import add, ask, boom
 
 
 class OpenSpans(SpanProcessor):

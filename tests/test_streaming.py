@@ -50,6 +50,7 @@ from graphagent.middleware import (
 from graphagent.structured_output import ToolStrategy
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
+from tests.tools import add
 
 INPUTS = {"messages": ["What is 1 + 2?"]}
 
@@ -111,12 +112,6 @@ class RecordingModel(ScriptedChatModel):
 
 def streaming_method(how: str) -> str:
     return "_stream" if how == "stream" else "_astream"
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def add_then_answer(model_class: type[ScriptedChatModel] = RecordingModel) -> Any:

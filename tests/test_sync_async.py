@@ -26,12 +26,7 @@ from graphagent.middleware import (
 )
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
+from tests.tools import add
 
 
 class Both(AgentMiddleware):

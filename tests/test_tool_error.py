@@ -18,6 +18,7 @@ from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareErr
 from graphagent.middleware.tool_error import ToolErrorMiddleware
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
+from tests.tools import add
 
 SECRET = "postgres://admin:hunter2@db.internal:5432/prod"
 
@@ -28,12 +29,6 @@ def divide(a: float, b: float) -> float:
     if b == 0:
         raise ValueError("division by zero")
     return a / b
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 @tool

@@ -28,17 +28,12 @@ from graphagent.middleware import (
 )
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
+from tests.tools import add
 
 
 def multiply(a: int, b: int) -> int:
     """Multiply two integers."""
     return a * b
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 WEB_SEARCH = {"type": "web_search_preview"}

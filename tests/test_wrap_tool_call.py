@@ -16,6 +16,7 @@ from graphagent import HookReturnError, create_agent
 from graphagent.middleware import wrap_tool_call
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
+from tests.tools import add
 
 
 @tool
@@ -24,12 +25,6 @@ def divide(a: float, b: float) -> float:
     if b == 0:
         raise ValueError("division by zero")
     return a / b
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def test_a_tool_error_becomes_an_error_message_and_the_model_recovers(run: Run) -> None:

@@ -4,6 +4,7 @@ fits, run when a decorator is applied and when an agent is built."""
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -50,17 +51,32 @@ def checked_hook(label: str, method: str, func: Callable[..., Any], *, bound: bo
     LangChain passes ``runtime`` only to hooks that declare it; it comes back wrapped.
     ``bound``: ``func`` is a method (the fix shown includes ``self``).
     """
+    function = getattr(func, "__func__", func)  # what a class's methods share
+    verdict = _FITTING.get(function, {}).get(method)
+    if verdict is None:
+        verdict = _verdict(label, method, func, bound=bound)
+        _FITTING.setdefault(function, {})[method] = verdict
+    return StateOnly(func) if verdict == _STATE_ONLY else func
+
+
+# The functions found fit, and how, by hook method: every agent built from one middleware class
+# checks its methods once (signatures are slow to read; 20 middleware have 80 methods).
+_FITTING: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+_FITS, _STATE_ONLY = "fits", "state only"
+
+
+def _verdict(label: str, method: str, func: Callable[..., Any], *, bound: bool) -> str:
     kind, asynchronous = _METHODS[method]
     _check_flavor(label, method, func, kind, asynchronous)
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError):  # a callable Python cannot introspect: trust it
-        return func
+        return _FITS
     arguments = _arguments(kind)
     if _takes(signature, len(arguments)):
-        return func
+        return _FITS
     if kind in NODE_HOOKS and _takes(signature, 1):
-        return StateOnly(func)
+        return _STATE_ONLY
     called_with = ", ".join(arguments)
     args = f"self, {called_with}" if bound else called_with
     name = method if bound else getattr(func, "__name__", method)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import UnionType
@@ -161,6 +162,13 @@ def _type_hints(owner: str, schema: Any) -> dict[str, Any]:
             f"'{owner}' gives a state_schema of {schema!r}, which is not a TypedDict; "
             "declare it as `class MyState(AgentState): field: NotRequired[int]`."
         )
+    return _hints_of(schema)
+
+
+@functools.lru_cache(maxsize=512)
+def _hints_of(schema: type) -> dict[str, Any]:
+    """A schema's resolved annotations, read once per class: every agent built with a
+    middleware reads its schema (slow for schemas that extend AgentState)."""
     return get_type_hints(schema, include_extras=True)
 
 

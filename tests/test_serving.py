@@ -98,8 +98,10 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("server")
+    deployment = folder / "deployment"  # a copy: the server keeps its state in the folder
+    shutil.copytree(EXAMPLE, deployment, ignore=shutil.ignore_patterns(".langgraph_api"))
     run_log, log = folder / "runs.jsonl", folder / "server.log"
-    with _serving(EXAMPLE, log, {"GRAPHAGENT_RUN_LOG": str(run_log)}) as (url, ready):
+    with _serving(deployment, log, {"GRAPHAGENT_RUN_LOG": str(run_log)}) as (url, ready):
         if not ready:
             pytest.fail(f"langgraph dev did not start:\n{log.read_text()[-4000:]}")
         yield Server(url, run_log)

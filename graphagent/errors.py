@@ -45,6 +45,16 @@ class UnregisteredToolError(GraphAgentError, LookupError):
     """A hook offered the model a tool the agent cannot execute, and no wrapper handled the call."""
 
 
+class MiddlewareTypeError(MiddlewareError, TypeError):
+    """A middleware option of the wrong type: a ``MiddlewareError`` that is also the ``TypeError``
+    Python and LangChain raise for it."""
+
+
+class UnknownArgumentError(MiddlewareTypeError):
+    """A constructor got a keyword argument it does not take; the message names the closest one
+    it does take."""
+
+
 _ORIGIN = "graphagent: raised in"
 
 

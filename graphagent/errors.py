@@ -55,6 +55,11 @@ class UnknownArgumentError(MiddlewareTypeError):
     it does take."""
 
 
+class ShellToolError(GraphAgentError, RuntimeError):
+    """The shell tool's session cannot start as configured: its runner is not installed, a startup
+    command failed, or the execution policy asks for what this platform cannot give."""
+
+
 _ORIGIN = "graphagent: raised in"
 
 

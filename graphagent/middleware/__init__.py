@@ -154,6 +154,18 @@ if TYPE_CHECKING:
     from graphagent.middleware.pii import (
         detect_url as detect_url,
     )
+    from graphagent.middleware.shell_tool import (
+        CodexSandboxExecutionPolicy as CodexSandboxExecutionPolicy,
+    )
+    from graphagent.middleware.shell_tool import (
+        DockerExecutionPolicy as DockerExecutionPolicy,
+    )
+    from graphagent.middleware.shell_tool import (
+        HostExecutionPolicy as HostExecutionPolicy,
+    )
+    from graphagent.middleware.shell_tool import (
+        ShellToolMiddleware as ShellToolMiddleware,
+    )
     from graphagent.middleware.summarization import (
         ContextSize as ContextSize,
     )
@@ -253,6 +265,12 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
         "detect_mac_address",
         "detect_url",
     ),
+    "shell_tool": (
+        "CodexSandboxExecutionPolicy",
+        "DockerExecutionPolicy",
+        "HostExecutionPolicy",
+        "ShellToolMiddleware",
+    ),
     "summarization": ("ContextSize", "SummarizationMiddleware", "TriggerClause"),
     "todo": (
         "WRITE_TODOS_SYSTEM_PROMPT",
@@ -291,17 +309,20 @@ __all__ = [
     "BudgetMiddleware",
     "BudgetState",
     "ClearToolUsesEdit",
+    "CodexSandboxExecutionPolicy",
     "ContextEditingMiddleware",
     "ContextSize",
     "ContextT",
     "Decision",
     "DecisionType",
+    "DockerExecutionPolicy",
     "EditDecision",
     "ExitBehavior",
     "ExtendedModelResponse",
     "FinalAnswerFilterMiddleware",
     "HITLRequest",
     "HITLResponse",
+    "HostExecutionPolicy",
     "HumanInTheLoopMiddleware",
     "HumanInTheLoopState",
     "InputAgentState",
@@ -331,6 +352,7 @@ __all__ = [
     "RespondDecision",
     "ResponseT",
     "ReviewConfig",
+    "ShellToolMiddleware",
     "Spend",
     "SummarizationMiddleware",
     "Todo",

@@ -1,0 +1,343 @@
+"""Execution policies of the shell tool: how its bash process is launched, and within what limits.
+
+A policy is configuration plus one method, :meth:`BaseExecutionPolicy.spawn`, which starts the
+process with its three pipes. Everything else (sending commands, reading output, timeouts,
+shutting down) is the session's, whatever the policy.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from graphagent.errors import MiddlewareError, ShellToolError
+from graphagent.middleware._options import refuse_unknown_arguments
+
+__all__ = [
+    "SHELL_TEMP_PREFIX",
+    "BaseExecutionPolicy",
+    "CodexSandboxExecutionPolicy",
+    "DockerExecutionPolicy",
+    "HostExecutionPolicy",
+]
+
+SHELL_TEMP_PREFIX = "graphagent-shell-"
+"""The name prefix of the temporary workspaces the shell tool creates (and removes)."""
+
+
+@dataclass
+class BaseExecutionPolicy(abc.ABC):
+    """How the shell tool's persistent bash session runs.
+
+    Args:
+        command_timeout: Seconds a command may run before the session is killed and restarted.
+        startup_timeout: Seconds each startup command may run.
+        termination_timeout: Seconds the shell gets to exit at the end of a run before it is
+            killed.
+        max_output_lines: Lines of a command's output (stdout and stderr) the model sees.
+        max_output_bytes: Bytes of a command's output the model sees (``None``: no byte cap).
+
+    A subclass implements :meth:`spawn`.
+    """
+
+    command_timeout: float = 30.0
+    startup_timeout: float = 30.0
+    termination_timeout: float = 10.0
+    max_output_lines: int = 100
+    max_output_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_positive(self, "max_output_lines", self.max_output_lines)
+        for name in ("command_timeout", "startup_timeout", "termination_timeout"):
+            _check_positive(self, name, getattr(self, name))
+        if self.max_output_bytes is not None:
+            _check_positive(self, "max_output_bytes", self.max_output_bytes)
+
+    @abc.abstractmethod
+    def spawn(
+        self, *, workspace: Path, env: Mapping[str, str], command: Sequence[str]
+    ) -> subprocess.Popen[Any]:
+        """Start ``command`` (the shell) in ``workspace`` with piped stdin, stdout and stderr."""
+
+    def shell_environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        """The ``env`` handed to :meth:`spawn`: the middleware's ``env``, or, when it has none,
+        this process's environment (the shell runs on this host)."""
+        return dict(os.environ if env is None else env)
+
+
+@refuse_unknown_arguments
+@dataclass
+class HostExecutionPolicy(BaseExecutionPolicy):
+    """Run bash directly on this host, as the user running the agent.
+
+    No isolation: commands read and change whatever that user can, network included. Use it
+    where the agent already runs in a container or VM that is the sandbox, or in trusted
+    development and CI settings.
+
+    Args:
+        cpu_time_seconds: CPU seconds each process of the session may use (``RLIMIT_CPU``).
+        memory_bytes: Address space each process of the session may use (``RLIMIT_AS``).
+        create_process_group: Run the shell in its own process group, so a timeout or the end
+            of the run kills everything it started. Keep it on unless something else must own
+            the group.
+    """
+
+    cpu_time_seconds: int | None = None
+    memory_bytes: int | None = None
+    create_process_group: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("cpu_time_seconds", "memory_bytes"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_positive(self, name, value, "if provided")
+        if self._limits() and importlib.util.find_spec("resource") is None:
+            raise ShellToolError(
+                "HostExecutionPolicy cpu/memory limits require the Python 'resource' module, "
+                "which this platform lacks; remove cpu_time_seconds and memory_bytes, or run on "
+                "a POSIX system."
+            )
+
+    def spawn(
+        self, *, workspace: Path, env: Mapping[str, str], command: Sequence[str]
+    ) -> subprocess.Popen[Any]:
+        limits = self._limits()
+        on_linux = sys.platform.startswith("linux")
+        # Linux sets the limits on the running shell (prlimit), before any command is sent;
+        # elsewhere they are set in the child before exec.
+        before_exec = _limiter(limits) if limits and not on_linux else None
+        process = launch(
+            command,
+            workspace=workspace,
+            env=env,
+            new_group=self.create_process_group,
+            before_exec=before_exec,
+        )
+        if limits and on_linux:
+            _limit_running(process, limits)
+        return process
+
+    def _limits(self) -> list[tuple[str, int]]:
+        wanted = (("RLIMIT_CPU", self.cpu_time_seconds), ("RLIMIT_AS", self.memory_bytes))
+        return [(name, value) for name, value in wanted if value is not None]
+
+
+@refuse_unknown_arguments
+@dataclass
+class CodexSandboxExecutionPolicy(BaseExecutionPolicy):
+    """Run bash inside the Codex CLI's sandbox (``codex sandbox <platform> -- bash``).
+
+    Commands still run on this host, confined by the sandbox the CLI sets up (Seatbelt on macOS,
+    Landlock and seccomp on Linux). Starting the session fails with :class:`ShellToolError` when
+    the CLI is not installed; a kernel without those features makes the CLI itself fail.
+
+    Args:
+        binary: The Codex CLI, found on ``PATH``.
+        platform: ``"linux"``, ``"macos"``, or ``"auto"`` (this system's).
+        config_overrides: ``-c key=value`` options for the CLI; values are written as JSON.
+    """
+
+    binary: str = "codex"
+    platform: Literal["auto", "macos", "linux"] = "auto"
+    config_overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def spawn(
+        self, *, workspace: Path, env: Mapping[str, str], command: Sequence[str]
+    ) -> subprocess.Popen[Any]:
+        argv = self.command_line(command)
+        return launch(argv, workspace=workspace, env=env, new_group=True)
+
+    def command_line(self, command: Sequence[str]) -> list[str]:
+        """The full command that starts ``command`` (the shell) in the sandbox."""
+        argv = [_installed(self, self.binary, "Codex sandbox"), "sandbox", self._platform()]
+        for key, value in sorted(self.config_overrides.items()):
+            argv += ["-c", f"{key}={_as_json(value)}"]
+        return [*argv, "--", *command]
+
+    def _platform(self) -> str:
+        if self.platform != "auto":
+            return self.platform
+        if sys.platform.startswith("linux"):
+            return "linux"
+        if sys.platform == "darwin":  # type: ignore[unreachable, unused-ignore]
+            return "macos"
+        raise ShellToolError(
+            f"Codex sandbox policy could not determine a supported platform ({sys.platform}); "
+            "set platform='linux' or platform='macos'."
+        )
+
+
+@refuse_unknown_arguments
+@dataclass
+class DockerExecutionPolicy(BaseExecutionPolicy):
+    """Run bash in a new Docker container for each run (``docker run -i ... image bash``).
+
+    The container has no network unless ``network_enabled``. A ``workspace_root`` you give is
+    mounted at the same path and is the working directory; a temporary workspace is not
+    mounted, and the shell starts in ``/``. Only the middleware's ``env`` is passed in (never
+    this process's environment). Isolation is Docker's: rootless mode and a locked-down daemon
+    are yours to set up, and so are the risks of volumes or capabilities in ``extra_run_args``.
+
+    Args:
+        binary: The Docker CLI, found on ``PATH``.
+        image: The image the shell runs in.
+        remove_container_on_exit: ``--rm``.
+        network_enabled: Leave out ``--network none``.
+        extra_run_args: More ``docker run`` options, placed before the image.
+        memory_bytes: ``--memory``.
+        cpu_time_seconds: Not supported (Docker has no CPU-time limit); use ``cpus``.
+        cpus: ``--cpus``, e.g. ``"1.5"``.
+        read_only_rootfs: ``--read-only``.
+        user: ``--user``.
+    """
+
+    binary: str = "docker"
+    image: str = "python:3.12-alpine3.19"
+    remove_container_on_exit: bool = True
+    network_enabled: bool = False
+    extra_run_args: Sequence[str] | None = None
+    memory_bytes: int | None = None
+    cpu_time_seconds: Any | None = None
+    cpus: str | None = None
+    read_only_rootfs: bool = False
+    user: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.memory_bytes is not None:
+            _check_positive(self, "memory_bytes", self.memory_bytes, "if provided")
+        if self.cpu_time_seconds is not None:
+            raise ShellToolError(
+                "DockerExecutionPolicy does not support cpu_time_seconds; limit CPU with "
+                "cpus='1' (docker run --cpus) instead."
+            )
+        for name in ("cpus", "user"):
+            value = getattr(self, name)
+            if value is not None and not value.strip():
+                raise MiddlewareError(
+                    f"{name} must be a non-empty string when provided; DockerExecutionPolicy "
+                    f"got {name}={value!r}. Leave it out (None) to use Docker's default."
+                )
+        self.extra_run_args = tuple(self.extra_run_args or ())
+
+    def shell_environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        """Only what the middleware was given: the container never sees this host's variables."""
+        return dict(env or {})
+
+    def spawn(
+        self, *, workspace: Path, env: Mapping[str, str], command: Sequence[str]
+    ) -> subprocess.Popen[Any]:
+        argv = self.command_line(workspace, env, command)
+        # The CLI itself needs this host's environment (DOCKER_HOST, PATH, ...).
+        return launch(argv, workspace=workspace, env=os.environ, new_group=True)
+
+    def command_line(
+        self, workspace: Path, env: Mapping[str, str], command: Sequence[str]
+    ) -> list[str]:
+        """The ``docker run`` command that starts ``command`` (the shell) in a container."""
+        argv = [_installed(self, self.binary, "Docker execution policy"), "run", "-i"]
+        if self.remove_container_on_exit:
+            argv.append("--rm")
+        if not self.network_enabled:
+            argv += ["--network", "none"]
+        if self.memory_bytes is not None:
+            argv += ["--memory", str(self.memory_bytes)]
+        if workspace.name.startswith(SHELL_TEMP_PREFIX):
+            argv += ["-w", "/"]
+        else:
+            argv += ["-v", f"{workspace}:{workspace}", "-w", str(workspace)]
+        if self.read_only_rootfs:
+            argv.append("--read-only")
+        for key, value in env.items():
+            argv += ["-e", f"{key}={value}"]
+        if self.cpus is not None:
+            argv += ["--cpus", self.cpus]
+        if self.user is not None:
+            argv += ["--user", self.user]
+        return [*argv, *(self.extra_run_args or ()), self.image, *command]
+
+
+def launch(
+    argv: Sequence[str],
+    *,
+    workspace: Path,
+    env: Mapping[str, str],
+    new_group: bool,
+    before_exec: Callable[[], None] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` with its three pipes (bytes: the session reads and writes them raw)."""
+    return subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=workspace,
+        env=dict(env),
+        start_new_session=new_group,
+        preexec_fn=before_exec,  # set only where prlimit is missing
+    )
+
+
+def _limiter(limits: list[tuple[str, int]]) -> Callable[[], None]:
+    def set_limits() -> None:  # in the child, before exec
+        import resource
+
+        for name, value in limits:
+            resource.setrlimit(getattr(resource, name), (value, value))
+
+    return set_limits
+
+
+def _limit_running(process: subprocess.Popen[Any], limits: list[tuple[str, int]]) -> None:
+    import resource
+
+    try:
+        for name, value in limits:
+            resource.prlimit(process.pid, getattr(resource, name), (value, value))
+    except OSError as error:
+        process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        raise ShellToolError(
+            f"Failed to apply resource limits via prlimit ({error}); remove cpu_time_seconds "
+            "and memory_bytes from HostExecutionPolicy, or grant the process that permission."
+        ) from error
+
+
+def _installed(policy: BaseExecutionPolicy, binary: str, what: str) -> str:
+    path = shutil.which(binary)
+    if path is None:
+        raise ShellToolError(
+            f"{what} requires the '{binary}' CLI to be installed and available on PATH; install "
+            f"it, or pass {type(policy).__name__}(binary=...) with its full path."
+        )
+    return path
+
+
+def _as_json(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return str(value)
+
+
+def _check_positive(policy: object, name: str, value: Any, when: str = "") -> None:
+    number_ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number_ok or value <= 0:
+        qualifier = f" {when}" if when else ""
+        raise MiddlewareError(
+            f"{name} must be positive{qualifier}; {type(policy).__name__} got {name}={value!r}. "
+            f"Pass a number above 0."
+        )

@@ -811,7 +811,7 @@ def test_without_opentelemetry_the_import_names_the_extra(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "opentelemetry", None)
     monkeypatch.delitem(sys.modules, "graphagent.middleware.otel")
 
-    with pytest.raises(ImportError, match=r"pip install 'graphagent\[otel\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'graphagent-langgraph\[otel\]'"):
         importlib.import_module("graphagent.middleware.otel")
 
 

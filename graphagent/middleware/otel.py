@@ -3,7 +3,7 @@
 The spans follow the OpenTelemetry semantic conventions for generative AI (``gen_ai.*``,
 Development status): ``invoke_agent {agent}`` around each run, ``chat {model}`` around each model
 call, ``execute_tool {tool}`` around each tool call. Needs the ``otel`` extra
-(``pip install 'graphagent[otel]'``).
+(``pip install 'graphagent-langgraph[otel]'``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ try:
 except ImportError as missing:
     raise ImportError(
         "OtelTracingMiddleware needs OpenTelemetry, which is not installed; install it with "
-        "pip install 'graphagent[otel]'"
+        "pip install 'graphagent-langgraph[otel]'"
     ) from missing
 
 if TYPE_CHECKING:

@@ -1,5 +1,6 @@
 """graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
 
+from graphagent import _version
 from graphagent.agent import AgentRuntime, CompiledAgent
 from graphagent.composition import as_tool
 from graphagent.errors import (
@@ -17,6 +18,8 @@ from graphagent.explain import explain
 from graphagent.factory import create_agent
 from graphagent.models import MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState
+
+__version__ = _version.installed_version()
 
 __all__ = [
     "AgentRuntime",

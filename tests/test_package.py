@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import re
 import tomllib
+from importlib import metadata
 from pathlib import Path
+
+import pytest
+
+import graphagent
+from graphagent._version import DISTRIBUTION
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-DISTRIBUTION = "graphagent-langgraph"
 # Where install lines are shown to users: docs, README, notebooks, error messages.
 USER_TEXT = [ROOT / "README.md", *ROOT.glob("docs/*.md"), *ROOT.glob("notebooks/*.ipynb")]
 USER_TEXT += [*ROOT.glob("graphagent/**/*.py"), *ROOT.glob("examples/**/*.py")]
@@ -16,8 +21,21 @@ USER_TEXT += [*ROOT.glob("graphagent/**/*.py"), *ROOT.glob("examples/**/*.py")]
 WRONG_INSTALL = re.compile(r"pip install\s+['\"]?graphagent(?![\w-])")
 
 
-def test_the_distribution_has_a_name_of_its_own() -> None:
-    assert PYPROJECT["name"] == DISTRIBUTION
+def test_the_distribution_is_the_one_the_package_reads_its_version_from() -> None:
+    assert PYPROJECT["name"] == DISTRIBUTION == "graphagent-langgraph"
+
+
+def test_version_comes_from_the_installed_distribution() -> None:
+    assert graphagent.__version__ == metadata.version(DISTRIBUTION) == PYPROJECT["version"]
+
+
+def test_version_of_a_source_tree_never_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+
+    assert graphagent._version.installed_version() == "0+unknown"
 
 
 def test_install_lines_name_the_distribution() -> None:
@@ -29,3 +47,14 @@ def test_install_lines_name_the_distribution() -> None:
     assert WRONG_INSTALL.search("pip install 'graphagent[otel]'")  # the line this test caught
     assert not WRONG_INSTALL.search(f"pip install '{DISTRIBUTION}[otel]'")
     assert not wrong, f"these install the unrelated 'graphagent' from the index: {wrong}"
+
+
+def test_installed_metadata_names_the_license_authors_and_keywords() -> None:
+    installed = metadata.metadata(DISTRIBUTION)
+
+    assert installed["License-Expression"] == "MIT"
+    assert installed.get_all("License-File") == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+    assert installed["Author"] == "the graphagent authors"
+    assert {"llm", "agents", "langgraph"} <= set(installed["Keywords"].split(","))
+    assert installed["Description-Content-Type"] == "text/markdown"  # the README

@@ -1,16 +1,32 @@
-# User-facing targets: `make demo` and `make test`. Both bootstrap .venv on first use.
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-BENCH  := .venv-bench
+# User-facing targets: `make demo` and `make test`. Both bootstrap .venv on first use: `demo`
+# installs the package alone (seconds), `test` adds the test extras.
+VENV       := .venv
+PY         := $(VENV)/bin/python
+DEMO_STAMP := $(VENV)/.installed-demo
+TEST_STAMP := $(VENV)/.installed-test
+BENCH      := .venv-bench
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+# Shell code: make the venv $(1) with the first Python >= 3.11 on PATH, unless it has one already
+# (a venv left by an older Python is made anew).
+NEW_ENOUGH := import sys; sys.exit(sys.version_info < (3, 11))
+define venv
+$(1)/bin/python -c '$(NEW_ENOUGH)' 2>/dev/null || { \
+	for python in python3.13 python3.12 python3.11 python3; do \
+		if $$python -c '$(NEW_ENOUGH)' 2>/dev/null; then \
+			echo "Making $(1) with $$($$python --version)"; $$python -m venv --clear $(1); exit; \
+		fi; \
+	done; \
+	echo "graphagent needs Python 3.11 or newer, and none of python3.13, python3.12, python3.11 and python3 on PATH is one: install one and run make again." >&2; \
+	exit 1; }
+endef
 
 .PHONY: demo test bench clean
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(PY) -m graphagent.demo
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -21,13 +37,18 @@ bench: $(BENCH)/.installed
 	$(BENCH)/bin/python -m bench
 
 # Re-install only when pyproject.toml changes (or the venv is gone).
-$(STAMP): pyproject.toml
-	[ -x $(PY) ] || python3 -m venv $(VENV)
-	$(PY) -m pip install -q -e ".[test]"
+$(DEMO_STAMP): pyproject.toml
+	@$(call venv,$(VENV))
+	$(PY) -m pip install -q -e .
 	touch $@
 
+$(TEST_STAMP): pyproject.toml
+	@$(call venv,$(VENV))
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@ $(DEMO_STAMP)
+
 $(BENCH)/.installed: pyproject.toml
-	[ -x $(BENCH)/bin/python ] || python3 -m venv $(BENCH)
+	@$(call venv,$(BENCH))
 	$(BENCH)/bin/python -m pip install -q -e ".[bench]"
 	touch $@
 

@@ -1,5 +1,5 @@
-"""Every docs page is a session: its ```python blocks run in order in one namespace, and a
-```text block right after a python block must be exactly what that block printed.
+"""Every docs page, and the README, is a session: its ```python blocks run in order in one
+namespace, and a ```text block right after a python block must be exactly what it printed.
 
 A block meant to be read, not run, is fenced as ```py instead.
 """
@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-PAGES = sorted(DOCS.glob("*.md"))
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+PAGES = [*sorted(DOCS.glob("*.md")), README]
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 
 
@@ -44,3 +46,8 @@ def test_page_examples_run_and_print_what_they_show(
             printed = None
         else:
             printed = None
+
+
+def test_the_readme_opens_with_an_example_that_runs_and_shows_what_it_prints() -> None:
+    languages = [m.group(1) for m in FENCE.finditer(README.read_text(encoding="utf-8"))]
+    assert languages[:2] == ["python", "text"]

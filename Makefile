@@ -5,6 +5,7 @@ PY         := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 BENCH      := .venv-bench
+WHEEL_VENV := .venv-wheel
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 # Shell code: make the venv $(1) with the first Python >= 3.11 on PATH, unless it has one already
@@ -21,7 +22,7 @@ $(1)/bin/python -c '$(NEW_ENOUGH)' 2>/dev/null || { \
 	exit 1; }
 endef
 
-.PHONY: demo test bench clean
+.PHONY: demo test check-wheel bench clean
 
 demo: $(DEMO_STAMP)
 	$(PY) -m graphagent.demo
@@ -31,6 +32,18 @@ test: $(TEST_STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
+
+# Build the sdist and, from it, the wheel; install the wheel alone into a fresh venv and run the
+# demo and the README's first example there, outside the source tree (so nothing imports it).
+check-wheel: $(TEST_STAMP)
+	rm -rf dist $(WHEEL_VENV)
+	$(PY) -m build --outdir dist .
+	$(PY) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q dist/*.whl
+	$(PY) .ci/first_example.py README.md > $(WHEEL_VENV)/readme_example.py
+	cd $(WHEEL_VENV) && bin/python -c 'import graphagent; print(graphagent.__version__, graphagent.__file__)'
+	cd $(WHEEL_VENV) && bin/python -m graphagent.demo
+	cd $(WHEEL_VENV) && bin/python readme_example.py
 
 # Separate venv, so the `langchain` that bench compares against never leaks into the test venv.
 bench: $(BENCH)/.installed
@@ -53,5 +66,5 @@ $(BENCH)/.installed: pyproject.toml
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(BENCH) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BENCH) $(WHEEL_VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

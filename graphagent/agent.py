@@ -130,6 +130,13 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def _runtime(self, kwargs: dict[str, Any]) -> AgentRuntime[Any]:
         return AgentRuntime(context=kwargs.get("context"), store=self.store, agent_name=self.name)
 
+    def __repr__(self) -> str:
+        """The agent's name, its middleware (`order` applied) and its tools (provider tools too)."""
+        middleware = [m.name for m in self.plan.middleware]
+        tools = [t.name for t in self.plan.tools]
+        tools += [t.get("name") or t.get("type", "?") for t in self.plan.provider_tools]
+        return f"<CompiledAgent {self.name!r} middleware={middleware} tools={tools}>"
+
 
 # Runtime is a frozen dataclass too, declared through a kwargs dict mypy cannot read.
 @dataclass(kw_only=True, slots=True, frozen=True)

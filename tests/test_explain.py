@@ -150,3 +150,17 @@ def test_pictures_render_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "Execution order" in html
     positions = [image.index(f">{n}</text>") for n in ("__start__", "guard.before_model", "model")]
     assert positions == sorted(positions), "nodes are drawn in run order"
+
+
+def test_the_repr_names_the_agent_its_ordered_middleware_and_its_tools() -> None:
+    shown = (
+        "<CompiledAgent 'helper' middleware=['Tracer', 'guard', 'audit', 'retry', 'log_tools', "
+        "'trace'] tools=['add']>"
+    )
+    assert repr(agent()) == shown
+    assert repr(agent().with_config(tags=["a copy"])) == shown
+    assert agent()._repr_mimebundle_()["text/plain"] == shown
+
+    provider_tools = [{"type": "web_search_20250305", "name": "web_search"}, {"type": "code"}]
+    bare = create_agent(ScriptedChatModel(["x"]), provider_tools)
+    assert repr(bare) == "<CompiledAgent 'agent' middleware=[] tools=['web_search', 'code']>"

@@ -56,6 +56,24 @@ class ModelRequest(Generic[ContextT]):
 _REQUEST_FIELDS = frozenset(f.name for f in dataclasses.fields(ModelRequest))
 
 
+def _refuse_assignment(request: ModelRequest[Any], name: str, value: Any) -> None:
+    """Assigning to a request raises ``FrozenInstanceError`` with a note pointing to ``override``.
+
+    Set after the class is made: ``dataclass(frozen=True)`` refuses a ``__setattr__`` of the
+    class's own, and its generated one raises a bare ``TypeError`` for non-fields (slots=True).
+    """
+    error = dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+    change = name if name in _REQUEST_FIELDS or name == "system_prompt" else "field"
+    error.add_note(
+        f"graphagent: a ModelRequest cannot change; request.override({change}=...) returns a "
+        "changed copy: pass that to the handler."
+    )
+    raise error
+
+
+ModelRequest.__setattr__ = _refuse_assignment  # type: ignore[method-assign,assignment]
+
+
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     """The result of a model call: its messages and, with a response format, the parsed value."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
@@ -243,3 +244,20 @@ def test_agent_name_is_stamped_on_ai_messages(run: Run) -> None:
     result = run(agent, {"messages": ["q"]})
     assert result["messages"][-1].name == "greeter"
     assert agent.name == "greeter"
+
+
+@pytest.mark.parametrize("field", ["model", "system_prompt"])
+def test_assigning_to_a_request_points_to_override(how_call: str, field: str) -> None:
+    @wrap_model_call
+    def swap(request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        setattr(request, field, ScriptedChatModel(["other"]))
+        return handler(request)
+
+    agent = create_agent(ScriptedChatModel(["x"]), middleware=[swap])
+    with pytest.raises(dataclasses.FrozenInstanceError) as raised:
+        run_agent(agent, how_call, {"messages": ["q"]})
+
+    notes = "\n".join(raised.value.__notes__)
+    assert f"cannot assign to field {field!r}" in str(raised.value)
+    assert f"request.override({field}=...) returns a changed copy" in notes
+    assert "raised in 'swap.wrap_model_call'" in notes

@@ -355,9 +355,10 @@ def _describe(message: BaseMessage) -> str:
 def _exhausted_message(scripted: int, call_number: int, messages: Sequence[BaseMessage]) -> str:
     last = _describe(messages[-1]) if messages else "(no messages)"
     noun = "reply was" if scripted == 1 else "replies were"
+    times = "once" if call_number == 1 else f"{call_number} times"
     return (
         f"ScriptedChatModel: {scripted} {noun} scripted, but the model was called "
-        f"{call_number} times. Last received message: {last}. "
+        f"{times}. Last received message: {last}. "
         "Add more replies to the script (or pass repeat_last=True)."
     )
 

@@ -194,7 +194,9 @@ def test_exhaustion_error_message() -> None:
 
 
 def test_exhaustion_with_empty_script() -> None:
-    with pytest.raises(ScriptExhaustedError, match="0 replies were scripted"):
+    with pytest.raises(
+        ScriptExhaustedError, match=r"0 replies were scripted, but the model was called once\. Last"
+    ):
         ScriptedChatModel([]).invoke("hi")
     model = ScriptedChatModel(["only"])
     model.invoke("a")

@@ -289,9 +289,12 @@ def _check_names(stack: Sequence[AgentMiddleware[Any, Any, Any]]) -> None:
     for name, found in positions.items():
         if len(found) > 1:
             at = ", ".join(map(str, found[:-1])) + f" and {found[-1]}"
+            two = len(found) == 2
+            rename = "one a distinct name" if two else "all but one distinct names"
             raise DuplicateMiddlewareError(
-                f"Duplicate middleware name '{name}' at positions {at}; give one a distinct "
-                "name (name=... on a decorator, or a `name` attribute) or use a subclass."
+                f"Duplicate middleware name '{name}' at positions {at}; give {rename} "
+                "(name=... on a decorator, or a `name` attribute) or use "
+                f"{'a subclass' if two else 'subclasses'}."
             )
 
 

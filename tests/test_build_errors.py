@@ -44,9 +44,13 @@ def test_duplicate_names_name_the_duplicate_its_positions_and_the_fix() -> None:
     assert isinstance(caught.value, ValueError)
 
 
-def test_three_duplicates_list_every_position() -> None:
-    with pytest.raises(DuplicateMiddlewareError, match="at positions 0, 1 and 2;"):
+def test_three_duplicates_list_every_position_and_ask_for_two_new_names() -> None:
+    with pytest.raises(DuplicateMiddlewareError) as caught:
         create_agent(MODEL, middleware=[Retry(), Retry(), Retry()])
+    assert str(caught.value) == (
+        "Duplicate middleware name 'Retry' at positions 0, 1 and 2; give all but one distinct "
+        "names (name=... on a decorator, or a `name` attribute) or use subclasses."
+    )
 
 
 def test_a_distinct_name_resolves_the_duplicate() -> None:

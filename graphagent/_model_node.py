@@ -15,6 +15,7 @@ from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
 from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
 from graphagent._compat import RunnableCallable
 from graphagent._history import answer_malformed_calls
+from graphagent._log import model_step
 from graphagent._model_call import ModelCall, Outcome
 from graphagent._plan import MODEL_NODE, Hook
 from graphagent._tool_node import ToolRegistry
@@ -167,6 +168,7 @@ def _update(
     one write per command, applied in the same order.
     """
     messages = outcome.response.result
+    model_step(messages)
     malformed = answer_malformed_calls(messages)
     first: dict[str, Any] = {"messages": messages + malformed if malformed else messages}
     if outcome.response.structured_response is not None:

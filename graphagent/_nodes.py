@@ -14,6 +14,7 @@ from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._chain import async_only_hook_error
 from graphagent._compat import RunnableCallable, overwritten
 from graphagent._history import answered_in_place, pending_tool_calls
+from graphagent._log import hook_step
 from graphagent._plan import TOOLS_NODE, Hook, Route
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.state import JUMP_TARGETS
@@ -54,6 +55,7 @@ class HookStep:
         except Exception as error:
             note_origin(error, self.hook.label)
             raise
+        hook_step(self.hook, update)
         return _check_update(self.hook, self.route, self.state_keys, update)
 
 

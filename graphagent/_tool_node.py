@@ -14,6 +14,7 @@ from langgraph.types import Command
 from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
 from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
 from graphagent._compat import InlineToolNode
+from graphagent._log import tool_step
 from graphagent._plan import TOOLS_NODE, Hook
 from graphagent.errors import HookReturnError, UnregisteredToolError, note_origin
 from graphagent.state import OFFERED_TOOLS
@@ -77,7 +78,7 @@ def tools_node(
                 raise
 
         chain = build_onion(layers[mode], in_mode(base, mode, TOOLS_NODE))
-        return await mode.call(chain, request)
+        return tool_step(request.tool_call, await mode.call(chain, request))
 
     def wrap(request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]) -> Any:
         if sync_error is not None:

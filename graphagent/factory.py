@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
@@ -13,8 +14,10 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from graphagent._graph import build_graph
+from graphagent._log import log
 from graphagent._plan import compile_plan
 from graphagent.agent import CompiledAgent
+from graphagent.explain import explain
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import resolve_model
 from graphagent.structured_output import as_strategy
@@ -72,7 +75,10 @@ def create_agent(
     )
     if name:  # lets callers tell agents apart in a composed stream, as LangChain's agents do
         compiled = compiled.with_config(metadata={"lc_agent_name": name})
-    return CompiledAgent.adopt(compiled, plan)
+    agent = CompiledAgent.adopt(compiled, plan)
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("create_agent built this plan:\n%s", explain(agent))
+    return agent
 
 
 def _tools_list(tools: Any) -> list[Any]:

@@ -22,7 +22,7 @@ $(1)/bin/python -c '$(NEW_ENOUGH)' 2>/dev/null || { \
 	exit 1; }
 endef
 
-.PHONY: demo test check-wheel bench clean
+.PHONY: demo test check-wheel notebooks bench clean
 
 demo: $(DEMO_STAMP)
 	$(PY) -m graphagent.demo
@@ -44,6 +44,10 @@ check-wheel: $(TEST_STAMP)
 	cd $(WHEEL_VENV) && bin/python -c 'import graphagent; print(graphagent.__version__, graphagent.__file__)'
 	cd $(WHEEL_VENV) && bin/python -m graphagent.demo
 	cd $(WHEEL_VENV) && bin/python readme_example.py
+
+# Runs every notebook and writes its outputs back into it (commit them: they read well on the web).
+notebooks: $(TEST_STAMP)
+	$(PY) -m tests.notebook_runner
 
 # Separate venv, so the `langchain` that bench compares against never leaks into the test venv.
 bench: $(BENCH)/.installed

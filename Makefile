@@ -1,5 +1,6 @@
-# User-facing targets: `make demo` and `make test`. Both bootstrap .venv on first use: `demo`
-# installs the package alone (seconds), `test` adds the test extras.
+# User-facing targets: `make demo`, `make test` and `make notebooks-lab`. Each bootstraps .venv on
+# first use: `demo` installs the package alone (seconds), `test` adds the test extras,
+# `notebooks-lab` the notebooks extra.
 VENV       := .venv
 PY         := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.installed-demo
@@ -22,7 +23,7 @@ $(1)/bin/python -c '$(NEW_ENOUGH)' 2>/dev/null || { \
 	exit 1; }
 endef
 
-.PHONY: demo test check-wheel notebooks bench clean
+.PHONY: demo test check-wheel notebooks notebooks-lab bench clean
 
 demo: $(DEMO_STAMP)
 	$(PY) -m graphagent.demo
@@ -49,6 +50,10 @@ check-wheel: $(TEST_STAMP)
 notebooks: $(TEST_STAMP)
 	$(PY) -m tests.notebook_runner
 
+# Opens the notebooks in JupyterLab; installs the package and the `notebooks` extra on first use.
+notebooks-lab: $(VENV)/.installed-notebooks
+	$(VENV)/bin/jupyter lab notebooks/
+
 # Separate venv, so the `langchain` that bench compares against never leaks into the test venv.
 bench: $(BENCH)/.installed
 	$(BENCH)/bin/python -m bench
@@ -63,6 +68,11 @@ $(TEST_STAMP): pyproject.toml
 	@$(call venv,$(VENV))
 	$(PY) -m pip install -q -e ".[test]"
 	touch $@ $(DEMO_STAMP)
+
+$(VENV)/.installed-notebooks: pyproject.toml
+	@$(call venv,$(VENV))
+	$(PY) -m pip install -q -e ".[notebooks]"
+	touch $@
 
 $(BENCH)/.installed: pyproject.toml
 	@$(call venv,$(BENCH))

@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     from graphagent.middleware.context_editing import (
         ContextEditingMiddleware as ContextEditingMiddleware,
     )
+    from graphagent.middleware.file_search import (
+        FilesystemFileSearchMiddleware as FilesystemFileSearchMiddleware,
+    )
     from graphagent.middleware.final_answer_filter import (
         FinalAnswerFilterMiddleware as FinalAnswerFilterMiddleware,
     )
@@ -229,6 +232,7 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
         "Spend",
     ),
     "context_editing": ("ClearToolUsesEdit", "ContextEditingMiddleware"),
+    "file_search": ("FilesystemFileSearchMiddleware",),
     "final_answer_filter": ("FinalAnswerFilterMiddleware",),
     "human_in_the_loop": (
         "Action",
@@ -319,6 +323,7 @@ __all__ = [
     "EditDecision",
     "ExitBehavior",
     "ExtendedModelResponse",
+    "FilesystemFileSearchMiddleware",
     "FinalAnswerFilterMiddleware",
     "HITLRequest",
     "HITLResponse",

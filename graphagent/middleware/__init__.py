@@ -132,6 +132,12 @@ if TYPE_CHECKING:
     from graphagent.middleware.model_retry import (
         ModelRetryMiddleware as ModelRetryMiddleware,
     )
+    from graphagent.middleware.model_router import (
+        ModelChoice as ModelChoice,
+    )
+    from graphagent.middleware.model_router import (
+        ModelRouterMiddleware as ModelRouterMiddleware,
+    )
     from graphagent.middleware.otel import OtelTracingMiddleware as OtelTracingMiddleware
     from graphagent.middleware.pii import (
         PIIDetectionError as PIIDetectionError,
@@ -259,6 +265,7 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
     "model_fallback": ("ModelFallbackMiddleware",),
     "model_refusal": ("ModelRefusalMiddleware",),
     "model_retry": ("ModelRetryMiddleware",),
+    "model_router": ("ModelChoice", "ModelRouterMiddleware"),
     "pii": (
         "PIIDetectionError",
         "PIIMatch",
@@ -339,11 +346,13 @@ __all__ = [
     "ModelCallLimitMiddleware",
     "ModelCallLimitState",
     "ModelCallResult",
+    "ModelChoice",
     "ModelFallbackMiddleware",
     "ModelRefusalMiddleware",
     "ModelRequest",
     "ModelResponse",
     "ModelRetryMiddleware",
+    "ModelRouterMiddleware",
     "OmitFromInput",
     "OmitFromOutput",
     "OtelTracingMiddleware",

@@ -1,0 +1,207 @@
+"""``ModelRouterMiddleware``: a decision model picks, once per run, the model that does the work.
+
+Before each run, the latest user message is classified with one ``Choice`` question: its labels
+are the route names, its criteria the routes' ``criteria``, its instructions the middleware's. The
+whole answer (the label, every label's probability, the confidence) is stored in the state as
+``model_route``, and every model call of the run goes to the chosen route's model. A classifier
+that fails, or answers with a label that is not a route, ends the run: no model is picked
+silently in its place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NotRequired
+
+from langchain_core.decisions import Choice, ChoiceAnswer, Content
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.typing import ContextT
+from pydantic import JsonValue
+
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import MiddlewareError, hook_label
+from graphagent.middleware._arguments import checked_arguments, checked_class
+from graphagent.middleware._decisions import answer_to, checked_classifier, classify
+from graphagent.middleware._lazy_model import LazyModel
+from graphagent.middleware.base import AgentMiddleware
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import AgentState, ResponseT
+
+if TYPE_CHECKING:
+    from langchain_core.decisions import BaseDecisionModel
+    from langgraph.runtime import Runtime
+
+__all__ = ["ModelChoice", "ModelRouterMiddleware"]
+
+_QUESTION = "model_route"
+
+
+@checked_class
+@dataclass(frozen=True)
+class ModelChoice:
+    """A model the router may pick, and what it is good for.
+
+    ``model`` is a chat model or a model id (``"openai:gpt-4o-mini"``); ``criteria`` describes
+    the tasks to send to it, as text or any JSON value, for the classifier to read.
+    """
+
+    model: str | BaseChatModel
+    criteria: JsonValue
+
+
+class ModelRouterState(AgentState[ResponseT]):
+    """The state of an agent with a model router: the classifier's whole answer for this run."""
+
+    model_route: NotRequired[ChoiceAnswer]
+
+
+@dataclass(frozen=True, slots=True)
+class RouterConfig:
+    """The router's checked configuration: its routes and the classifier's instructions."""
+
+    choices: Mapping[str, ModelChoice]
+    instructions: Content
+
+
+class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], ContextT, ResponseT]):
+    """Send each run's model calls to the model a decision model picks for the user's request.
+
+    ``choices`` names the routes (at least one), each a :class:`ModelChoice`. ``instructions``
+    tells the ``classifier`` (a ``langchain_core.decisions`` decision model) how to choose. The
+    latest user message is classified once per run, before anything else; the answer is kept in
+    the state as ``model_route`` (a ``ChoiceAnswer``), and every model call of the run uses the
+    chosen model. Model ids are checked now and built on first use. The classification is an
+    internal call: it never shows in ``stream_mode="messages"``.
+    """
+
+    state_schema = ModelRouterState
+
+    @checked_arguments
+    def __init__(
+        self,
+        *,
+        choices: Mapping[str, ModelChoice],
+        instructions: Content,
+        classifier: BaseDecisionModel,
+    ) -> None:
+        """Check the routes, the instructions and the classifier; no model is built yet."""
+        super().__init__()
+        owner = type(self).__name__
+        self.config = RouterConfig(
+            _checked_choices(owner, choices), _checked_content(owner, instructions)
+        )
+        self.classifier = checked_classifier(owner, classifier)
+        self._models = {
+            route: LazyModel(owner, f"choices[{route!r}].model", choice.model)
+            for route, choice in self.config.choices.items()
+        }
+        criteria = {route: choice.criteria for route, choice in self.config.choices.items()}
+        self._questions = {_QUESTION: Choice(instructions=instructions, criteria=criteria)}
+
+    @property
+    def models(self) -> dict[str, BaseChatModel]:
+        """Each route's model; reading this builds any model given as an id and not built yet."""
+        return {route: model.get() for route, model in self._models.items()}
+
+    def before_agent(
+        self, state: ModelRouterState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any]:
+        """Classify the latest user message and store the answer as ``model_route``."""
+        return run_sync(self._route(SYNC, state), hook_label(self.name, "before_agent"))
+
+    async def abefore_agent(
+        self, state: ModelRouterState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any]:
+        """Async twin of :meth:`before_agent`."""
+        return await self._route(ASYNC, state)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Call the model of this run's route."""
+        return run_sync(
+            self._call(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
+        )
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`; a model id is built off the event loop."""
+        return await self._call(ASYNC, request, handler)
+
+    async def _route(self, mode: Mode, state: ModelRouterState[Any]) -> dict[str, Any]:
+        message = self._latest_user_message(state)
+        response = await classify(mode, self.name, self.classifier, message, self._questions)
+        answer: ChoiceAnswer = answer_to(self.name, response, _QUESTION, ChoiceAnswer)
+        self._model_of(answer.choice)  # an unknown label ends the run here, before any model call
+        return {"model_route": answer}
+
+    async def _call(self, mode: Mode, request: ModelRequest[Any], handler: Any) -> ModelCallResult:
+        model = await self._model_of(_chosen(self.name, request.state)).resolve(mode)
+        result: ModelCallResult = await mode.call(handler, request.override(model=model))
+        return result
+
+    def _model_of(self, route: str) -> LazyModel:
+        model = self._models.get(route)
+        if model is None:
+            raise ValueError(
+                f"{self.name}: the classifier chose {route!r}, which is not one of the routes "
+                f"{sorted(self._models)}; use a classifier that picks one of the criteria it is "
+                "given."
+            )
+        return model
+
+    def _latest_user_message(self, state: ModelRouterState[Any]) -> HumanMessage:
+        for message in reversed(state["messages"]):
+            if isinstance(message, HumanMessage):
+                return message
+        raise ValueError(
+            f"{self.name} requires a HumanMessage in the agent state to route on; start the run "
+            "with a user message."
+        )
+
+
+def _chosen(owner: str, state: Mapping[str, Any]) -> str:
+    """The route label stored in the state (as a ``ChoiceAnswer``, or as the plain dict a
+    checkpointer that refuses unregistered types gives back)."""
+    answer = state.get("model_route")
+    label = answer.get("choice") if isinstance(answer, Mapping) else getattr(answer, "choice", None)
+    if not isinstance(label, str):
+        raise ValueError(
+            f"{owner}: the state holds no model_route to route this model call by; the route is "
+            "chosen in before_agent, at the start of each run."
+        )
+    return label
+
+
+def _checked_choices(owner: str, choices: object) -> dict[str, ModelChoice]:
+    if not isinstance(choices, Mapping) or not choices:
+        raise MiddlewareError(
+            f"{owner}: choices must be a non-empty mapping of route names to ModelChoice, got "
+            f"{choices!r}; e.g. choices={{'fast': ModelChoice(model=..., criteria='Simple "
+            "tasks.')}."
+        )
+    for route, choice in choices.items():
+        if not isinstance(route, str) or not route:
+            raise MiddlewareError(f"{owner}: the route name {route!r} is not a non-empty str.")
+        if not isinstance(choice, ModelChoice):
+            raise MiddlewareError(
+                f"{owner}: choices[{route!r}] is {type(choice).__name__}; pass "
+                "ModelChoice(model=..., criteria=...)."
+            )
+    return dict(choices)
+
+
+def _checked_content(owner: str, instructions: object) -> Content:
+    if not isinstance(instructions, str | dict | list):
+        raise MiddlewareError(
+            f"{owner}: instructions is {type(instructions).__name__}; pass text "
+            "(or a JSON object or array) telling the classifier how to pick a route."
+        )
+    return instructions

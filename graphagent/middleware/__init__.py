@@ -39,6 +39,9 @@ from graphagent.state import (
 )
 
 if TYPE_CHECKING:
+    from graphagent.middleware.auto_mode import (
+        AutoModeMiddleware as AutoModeMiddleware,
+    )
     from graphagent.middleware.budget import (
         BudgetAccount as BudgetAccount,
     )
@@ -229,6 +232,7 @@ if TYPE_CHECKING:
 
 # Each built-in module and the public names it gives this package.
 _BUILT_INS: dict[str, tuple[str, ...]] = {
+    "auto_mode": ("AutoModeMiddleware",),
     "budget": (
         "BudgetAccount",
         "BudgetExceededError",
@@ -314,6 +318,7 @@ __all__ = [
     "AgentMiddleware",
     "AgentState",
     "ApproveDecision",
+    "AutoModeMiddleware",
     "BudgetAccount",
     "BudgetExceededError",
     "BudgetLine",

@@ -166,6 +166,9 @@ if TYPE_CHECKING:
     from graphagent.middleware.pii import (
         detect_url as detect_url,
     )
+    from graphagent.middleware.provider_tool_search import (
+        ProviderToolSearchMiddleware as ProviderToolSearchMiddleware,
+    )
     from graphagent.middleware.shell_tool import (
         CodexSandboxExecutionPolicy as CodexSandboxExecutionPolicy,
     )
@@ -280,6 +283,7 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
         "detect_mac_address",
         "detect_url",
     ),
+    "provider_tool_search": ("ProviderToolSearchMiddleware",),
     "shell_tool": (
         "CodexSandboxExecutionPolicy",
         "DockerExecutionPolicy",
@@ -367,6 +371,7 @@ __all__ = [
     "PIIMiddleware",
     "PlanningState",
     "PrivateStateAttr",
+    "ProviderToolSearchMiddleware",
     "RejectDecision",
     "RespondDecision",
     "ResponseT",

@@ -1,0 +1,123 @@
+"""``ProviderToolSearchMiddleware``: send chosen tools' schemas only when the model asks for them.
+
+Providers with server-side tool search (Anthropic, OpenAI) take a tool marked
+``defer_loading``: the model is told the tool exists, and the provider loads its full schema only
+when the model searches for it. This middleware marks the chosen tools so (``extras``) on every
+model call and adds the provider's search tool to the request. The provider is read from the
+request's model; a request that defers a tool to a model whose provider has no tool search is
+an error, since the deferred tools would be unusable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeAlias, TypeGuard
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.typing import ContextT
+
+from graphagent.middleware._arguments import checked_arguments
+from graphagent.middleware._tool_option import check_known, tool_names
+from graphagent.middleware.base import AgentFacts, AgentMiddleware
+from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.state import AgentState, ResponseT
+
+__all__ = ["ProviderToolSearchMiddleware", "ToolIdentifier"]
+
+ToolIdentifier: TypeAlias = str | BaseTool
+"""A tool to defer, by name or as the tool itself."""
+
+_DEFER = "defer_loading"
+
+# Each provider's server-side search tool, as its API takes it. The type names carry dates the
+# providers may retire: check them against the providers' documentation when updating.
+_SEARCH_TOOLS: Mapping[str, Mapping[str, str]] = {
+    "anthropic": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "openai": {"type": "tool_search"},
+}
+
+
+class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+    """Defer tools behind the provider's own tool search, so their schemas are not sent each turn.
+
+    A tool is deferred when ``searchable_tools`` names it (by name or tool object; a name the
+    agent does not have is an error when the agent is built) or when it already carries
+    ``extras={"defer_loading": True}``. When a model call defers any tool, the provider's search
+    tool is added to its tools; a model call that defers none passes through unchanged, whatever
+    the provider. Deferring to a model whose provider has no server-side tool search (anything
+    but Anthropic and OpenAI) raises ``ValueError`` on that model call.
+    """
+
+    @checked_arguments
+    def __init__(self, *, searchable_tools: list[ToolIdentifier] | None = None) -> None:
+        """Choose the tools to defer (``None`` or ``[]``: only those already marked)."""
+        super().__init__()
+        owner = type(self).__name__
+        names = tool_names(owner, searchable_tools, parameter="searchable_tools")
+        self.searchable_tool_names: set[str] = set(names or ())
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Reject ``searchable_tools`` names the agent does not have."""
+        check_known(self.name, "searchable_tools", frozenset(self.searchable_tool_names), agent)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    ) -> ModelCallResult:
+        """Call the model with the chosen tools deferred and the provider's search tool added."""
+        return handler(self._deferring(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
+    ) -> ModelCallResult:
+        """Async twin of :meth:`wrap_model_call`."""
+        return await handler(self._deferring(request))
+
+    def _deferring(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        if not any(self._defers(tool) for tool in request.tools):
+            return request
+        search = self._search_tool(request.model)
+        tools = [_deferred(tool) if self._defers(tool) else tool for tool in request.tools]
+        if not any(isinstance(t, dict) and t.get("type") == search["type"] for t in tools):
+            tools.append(search)
+        return request.override(tools=tools)
+
+    def _defers(self, tool: BaseTool | dict[str, Any]) -> TypeGuard[BaseTool]:
+        # Only tool objects carry the extras the flag travels in; provider tool dicts never do.
+        if not isinstance(tool, BaseTool):
+            return False
+        return tool.name in self.searchable_tool_names or (tool.extras or {}).get(_DEFER) is True
+
+    def _search_tool(self, model: BaseChatModel) -> dict[str, Any]:
+        supported = ", ".join(sorted(_SEARCH_TOOLS))
+        provider = _provider(model)
+        if provider is None:
+            raise ValueError(
+                f"{self.name} could not determine the provider for model "
+                f"{type(model).__name__!r}; server-side tool search supports: {supported}. Use "
+                "one of their chat models, or defer no tool for this model."
+            )
+        if provider not in _SEARCH_TOOLS:
+            raise ValueError(
+                f"{self.name} requires a provider with server-side tool search, but got "
+                f"{provider!r}; supported providers: {supported}. Use one of their chat models, "
+                "or defer no tool for this model."
+            )
+        return dict(_SEARCH_TOOLS[provider])
+
+
+def _deferred(tool: BaseTool) -> BaseTool:
+    if (tool.extras or {}).get(_DEFER) is True:
+        return tool
+    return tool.model_copy(update={"extras": {**(tool.extras or {}), _DEFER: True}})
+
+
+def _provider(model: BaseChatModel) -> str | None:
+    """The provider a chat model reports for tracing (``ls_provider``), normalised."""
+    reported = getattr(model, "_get_ls_params", None)
+    provider = reported().get("ls_provider") if callable(reported) else None
+    return provider.replace("-", "_").lower() if isinstance(provider, str) and provider else None

@@ -10,7 +10,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
 from graphagent._bridge import Mode
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareTypeError
 
 try:
     from langchain_core.decisions import ClassifierResponse, Question
@@ -25,7 +25,7 @@ except ImportError as error:  # langchain-core before 1.8
 def checked_classifier(owner: str, classifier: object) -> Runnable[Any, ClassifierResponse]:
     """``classifier`` if it can be invoked like a decision model; a build-time error if not."""
     if not isinstance(classifier, Runnable):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"{owner}: classifier is {type(classifier).__name__}; pass a decision model "
             "(a langchain_core.decisions.BaseDecisionModel)."
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 
 from graphagent._bridge import Mode
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError
 from graphagent.models import MissingIntegrationError, ModelSpec
 
 
@@ -37,7 +37,7 @@ class LazyModel:
 
 def _checked_id(owner: str, label: str, value: object) -> ModelSpec:
     if not isinstance(value, str):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"{owner}: {label} is {type(value).__name__}; pass a chat model or a model id such "
             "as 'openai:gpt-4o'."
         )

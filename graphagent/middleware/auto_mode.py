@@ -22,9 +22,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import MiddlewareError, hook_label
-from graphagent.middleware._arguments import checked_arguments
+from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._decisions import answer_to, checked_classifier, classify
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
@@ -58,6 +58,7 @@ class AutoModeConfig:
     criteria: NoulCriteria | None
 
 
+@refuse_unknown_arguments
 class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Block calls of the chosen tools that a decision model finds risky; run the others.
 
@@ -69,7 +70,6 @@ class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
     does not ask a human (see ``HumanInTheLoopMiddleware`` for that).
     """
 
-    @checked_arguments
     def __init__(
         self,
         *,
@@ -83,7 +83,7 @@ class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         owner = type(self).__name__
         self._guarded = tool_names(owner, tools, empty_ok=False) or frozenset()
         if not isinstance(instructions, str) or not instructions.strip():
-            raise MiddlewareError(
+            raise (MiddlewareError if isinstance(instructions, str) else MiddlewareTypeError)(
                 f"{owner}: instructions must be non-empty text, got {instructions!r}; leave it "
                 "out to use the default."
             )
@@ -156,7 +156,7 @@ def _checked_criteria(owner: str, criteria: object) -> NoulCriteria | None:
             return NoulCriteria.model_validate(criteria)
         except ValueError as error:
             raise MiddlewareError(f"{owner}: criteria={criteria!r}: {error}") from None
-    raise MiddlewareError(
+    raise MiddlewareTypeError(
         f"{owner}: criteria is {type(criteria).__name__}; pass NoulCriteria(true=..., false=...) "
         "describing the blocked and the allowed outcome, or leave it out."
     )

@@ -24,8 +24,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.typing import ContextT
 from pydantic import BaseModel, Field
 
-from graphagent.errors import MiddlewareError
-from graphagent.middleware._arguments import checked_arguments
+from graphagent.errors import MiddlewareError, MiddlewareTypeError
 from graphagent.middleware._file_walk import (
     Parts,
     directory_under,
@@ -37,6 +36,7 @@ from graphagent.middleware._file_walk import (
     name_matches,
     walk,
 )
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.state import AgentState, ResponseT
 
@@ -86,6 +86,7 @@ class _GrepArgs(BaseModel):
     )
 
 
+@refuse_unknown_arguments
 class FilesystemFileSearchMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Give the agent ``glob_search`` and ``grep_search`` over the files below ``root_path``.
 
@@ -95,7 +96,6 @@ class FilesystemFileSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Cont
     ``grep_search``), so they can be called directly, e.g. ``glob_search.invoke({...})``.
     """
 
-    @checked_arguments
     def __init__(
         self,
         *,
@@ -205,7 +205,7 @@ def _shown(path: str, hits: list[str], output_mode: str) -> list[str]:
 
 def _checked_root(owner: str, root_path: object) -> Path:
     if not isinstance(root_path, str | os.PathLike):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"{owner}: root_path is {type(root_path).__name__}; pass the directory to search, "
             "as a str or a Path."
         )
@@ -218,10 +218,9 @@ def _checked_root(owner: str, root_path: object) -> Path:
 
 
 def _positive(owner: str, parameter: str, value: object, *, whole: bool) -> float:
-    kinds = int if whole else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-        raise MiddlewareError(
-            f"{owner}: {parameter}={value!r} is not valid; pass a positive "
-            f"{'whole ' if whole else ''}number."
-        )
+    fix = f"pass a positive {'whole ' if whole else ''}number"
+    if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
+        raise MiddlewareTypeError(f"{owner}: {parameter}={value!r} is not valid; {fix}.")
+    if value <= 0:
+        raise MiddlewareError(f"{owner}: {parameter}={value!r} is not valid; {fix}.")
     return value

@@ -21,10 +21,10 @@ from langgraph.typing import ContextT
 from pydantic import JsonValue
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import MiddlewareError, hook_label
-from graphagent.middleware._arguments import checked_arguments, checked_class
+from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._decisions import answer_to, checked_classifier, classify
 from graphagent.middleware._lazy_model import LazyModel
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
@@ -38,7 +38,7 @@ __all__ = ["ModelChoice", "ModelRouterMiddleware"]
 _QUESTION = "model_route"
 
 
-@checked_class
+@refuse_unknown_arguments
 @dataclass(frozen=True)
 class ModelChoice:
     """A model the router may pick, and what it is good for.
@@ -65,6 +65,7 @@ class RouterConfig:
     instructions: Content
 
 
+@refuse_unknown_arguments
 class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], ContextT, ResponseT]):
     """Send each run's model calls to the model a decision model picks for the user's request.
 
@@ -78,7 +79,6 @@ class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], Context
 
     state_schema = ModelRouterState
 
-    @checked_arguments
     def __init__(
         self,
         *,
@@ -182,16 +182,16 @@ def _chosen(owner: str, state: Mapping[str, Any]) -> str:
 
 def _checked_choices(owner: str, choices: object) -> dict[str, ModelChoice]:
     if not isinstance(choices, Mapping) or not choices:
-        raise MiddlewareError(
+        raise (MiddlewareError if isinstance(choices, Mapping) else MiddlewareTypeError)(
             f"{owner}: choices must be a non-empty mapping of route names to ModelChoice, got "
             f"{choices!r}; e.g. choices={{'fast': ModelChoice(model=..., criteria='Simple "
             "tasks.')}."
         )
     for route, choice in choices.items():
         if not isinstance(route, str) or not route:
-            raise MiddlewareError(f"{owner}: the route name {route!r} is not a non-empty str.")
+            raise MiddlewareTypeError(f"{owner}: the route name {route!r} is not a non-empty str.")
         if not isinstance(choice, ModelChoice):
-            raise MiddlewareError(
+            raise MiddlewareTypeError(
                 f"{owner}: choices[{route!r}] is {type(choice).__name__}; pass "
                 "ModelChoice(model=..., criteria=...)."
             )
@@ -200,7 +200,7 @@ def _checked_choices(owner: str, choices: object) -> dict[str, ModelChoice]:
 
 def _checked_content(owner: str, instructions: object) -> Content:
     if not isinstance(instructions, str | dict | list):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"{owner}: instructions is {type(instructions).__name__}; pass text "
             "(or a JSON object or array) telling the classifier how to pick a route."
         )

@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.typing import ContextT
 
-from graphagent.middleware._arguments import checked_arguments
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
@@ -38,6 +38,7 @@ _SEARCH_TOOLS: Mapping[str, Mapping[str, str]] = {
 }
 
 
+@refuse_unknown_arguments
 class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Defer tools behind the provider's own tool search, so their schemas are not sent each turn.
 
@@ -49,7 +50,6 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
     but Anthropic and OpenAI) raises ``ValueError`` on that model call.
     """
 
-    @checked_arguments
     def __init__(self, *, searchable_tools: list[ToolIdentifier] | None = None) -> None:
         """Choose the tools to defer (``None`` or ``[]``: only those already marked)."""
         super().__init__()

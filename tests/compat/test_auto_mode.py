@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from graphagent import create_agent
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, UnknownArgumentError
 from graphagent.middleware import AutoModeMiddleware, wrap_tool_call
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.compat.classifiers import (
@@ -178,7 +178,7 @@ def test_the_classification_is_not_streamed_as_messages(how: str) -> None:
 
 
 def test_a_misspelt_argument_names_the_class_and_the_closest_name() -> None:
-    with pytest.raises(TypeError, match=r"AutoModeMiddleware\(\) got an unknown argument 'tool'"):
+    with pytest.raises(UnknownArgumentError, match="'tool'; did you mean 'tools'"):
         AutoModeMiddleware(tool=["delete_file"], classifier=answering(0.0))  # type: ignore[call-arg]
 
 

@@ -12,7 +12,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
 from graphagent import create_agent
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError, UnknownArgumentError
 from graphagent.middleware import FilesystemFileSearchMiddleware
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
@@ -281,28 +281,39 @@ def test_an_answer_at_the_cap_has_no_note(how_call: str, tmp_path: Path) -> None
 
 
 def test_an_unknown_argument_names_the_class_and_the_closest_name() -> None:
-    with pytest.raises(TypeError) as caught:
+    with pytest.raises(UnknownArgumentError) as caught:
         FilesystemFileSearchMiddleware(root="/tmp")  # type: ignore[call-arg]
 
-    message = str(caught.value)
-    assert "FilesystemFileSearchMiddleware" in message
-    assert "'root'" in message
-    assert "did you mean 'root_path'?" in message
+    assert isinstance(caught.value, TypeError)
+    assert str(caught.value).startswith(
+        "FilesystemFileSearchMiddleware.__init__() got an unexpected keyword argument 'root'; "
+        "did you mean 'root_path'?"
+    )
 
 
 def test_root_path_is_required() -> None:
-    with pytest.raises(TypeError, match=r"FilesystemFileSearchMiddleware\(\): missing .*root_path"):
+    with pytest.raises(
+        TypeError, match=r"FilesystemFileSearchMiddleware.__init__\(\) missing .* 'root_path'"
+    ):
         FilesystemFileSearchMiddleware()  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(
-    ("option", "value"),
-    [("max_results", 0), ("max_results", 1.5), ("max_file_size_mb", -1), ("root_path", 42)],
+    ("option", "value", "error"),
+    [
+        ("max_results", 0, MiddlewareError),
+        ("max_results", 1.5, MiddlewareTypeError),
+        ("max_file_size_mb", -1, MiddlewareError),
+        ("max_file_size_mb", "10", MiddlewareTypeError),
+        ("root_path", 42, MiddlewareTypeError),
+    ],
 )
-def test_bad_options_are_refused_when_built(tmp_path: Path, option: str, value: Any) -> None:
+def test_bad_options_are_refused_when_built(
+    tmp_path: Path, option: str, value: Any, error: type[Exception]
+) -> None:
     options: dict[str, Any] = {"root_path": str(tmp_path), option: value}
 
-    with pytest.raises(MiddlewareError, match=f"FilesystemFileSearchMiddleware: {option}"):
+    with pytest.raises(error, match=f"FilesystemFileSearchMiddleware: {option}"):
         FilesystemFileSearchMiddleware(**options)
 
 

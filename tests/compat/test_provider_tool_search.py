@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool, tool
 from langchain_openai import ChatOpenAI
 
 from graphagent import create_agent
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, UnknownArgumentError
 from graphagent.middleware import ProviderToolSearchMiddleware, wrap_model_call
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
@@ -223,7 +223,7 @@ def test_a_searchable_tool_the_agent_lacks_is_refused_when_the_agent_is_built() 
 
 
 def test_bad_options_are_refused() -> None:
-    with pytest.raises(TypeError, match="'searchable_tool'; did you mean 'searchable_tools'"):
+    with pytest.raises(UnknownArgumentError, match="'searchable_tool'; did you mean 'searchable_t"):
         ProviderToolSearchMiddleware(searchable_tool=["x"])  # type: ignore[call-arg]
     with pytest.raises(MiddlewareError, match="searchable_tools is not a list"):
         ProviderToolSearchMiddleware(searchable_tools="lookup_order")  # type: ignore[arg-type]

@@ -679,12 +679,10 @@ def test_a_jump_to_tools_after_everything_was_rejected_runs_nothing(how_call: st
 def test_a_retrying_wrapper_never_sees_a_rejected_call(
     how_call: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_retry, "sleep", lambda seconds: None)
-
-    async def no_wait(seconds: float) -> None:
+    async def no_wait(mode: Any, seconds: float) -> None:
         return None
 
-    monkeypatch.setattr(_retry, "asleep", no_wait)
+    monkeypatch.setattr(_retry, "wait", no_wait)
     attempts: list[str] = []
 
     @wrap_tool_call

@@ -18,14 +18,10 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, interrupt
 
 from graphagent import create_agent
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent.errors import MiddlewareError
 from graphagent.middleware import _retry
-from graphagent.middleware._retry import (
-    Exhausted,
-    acall_with_retries,
-    call_with_retries,
-    retry_policy,
-)
+from graphagent.middleware._retry import Exhausted, RetryPolicy, call_with_retries, retry_policy
 from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.tool_retry import ToolRetryMiddleware
 from graphagent.testing import ScriptedChatModel, calls
@@ -39,11 +35,10 @@ def delays(monkeypatch: pytest.MonkeyPatch) -> Delays:
     """Every wait the retry loops ask for, as ``("sync" | "async", seconds)``; nobody waits."""
     recorded: Delays = []
 
-    async def record_async(seconds: float) -> None:
-        recorded.append(("async", seconds))
+    async def record(mode: Mode, seconds: float) -> None:
+        recorded.append(("async" if mode.asynchronous else "sync", seconds))
 
-    monkeypatch.setattr(_retry, "sleep", lambda seconds: recorded.append(("sync", seconds)))
-    monkeypatch.setattr(_retry, "asleep", record_async)
+    monkeypatch.setattr(_retry, "wait", record)
     return recorded
 
 
@@ -363,14 +358,18 @@ def outcomes(*steps: Exception | str) -> Callable[[], str]:
     return attempt
 
 
+def sync_loop(chosen: RetryPolicy, attempt: Callable[[], str]) -> Any:
+    return run_sync(call_with_retries(SYNC, chosen, attempt), "'Retry.wrap_model_call'")
+
+
 def test_the_loop_stops_at_the_first_success(delays: Delays) -> None:
-    assert call_with_retries(policy(), outcomes(OSError("a"), "ok")) == "ok"
+    assert sync_loop(policy(), outcomes(OSError("a"), "ok")) == "ok"
     assert delays == [("sync", 1.0)]
 
 
 def test_the_loop_reports_exhaustion_with_the_last_error(delays: Delays) -> None:
     last = OSError("c")
-    result = call_with_retries(policy(), outcomes(OSError("a"), OSError("b"), last, "never"))
+    result = sync_loop(policy(), outcomes(OSError("a"), OSError("b"), last, "never"))
     assert result == Exhausted(last, 3)
     assert result.describe() == "3 attempts with OSError: c"
 
@@ -379,10 +378,11 @@ def test_control_flow_signals_pass_through_without_a_retry(delays: Delays) -> No
     signal = GraphBubbleUp("interrupt")
     for chosen in (policy(), policy(retry_on=lambda exc: True), policy(retry_on=(Exception,))):
         with pytest.raises(GraphBubbleUp) as caught:
-            call_with_retries(chosen, outcomes(signal, "never"))
+            sync_loop(chosen, outcomes(signal, "never"))
         assert caught.value is signal
+        attempt = _async(outcomes(OSError("a"), signal, "no"))
         with pytest.raises(GraphBubbleUp) as caught:
-            asyncio.run(acall_with_retries(chosen, _async(outcomes(OSError("a"), signal, "no"))))
+            asyncio.run(call_with_retries(ASYNC, chosen, attempt))
         assert caught.value is signal
     assert delays == [("async", 1.0)] * 3
 
@@ -604,10 +604,14 @@ def flaky_agent(**options: Any) -> tuple[Any, FailingTimes]:
 
 
 def test_async_waits_do_not_block_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    def forbidden(seconds: float) -> None:
-        raise AssertionError("the synchronous sleep ran inside an async run")
+    real_wait = _retry.wait
 
-    monkeypatch.setattr(_retry, "sleep", forbidden)
+    async def async_only(mode: Mode, seconds: float) -> None:
+        if not mode.asynchronous:
+            raise AssertionError("the synchronous sleep ran inside an async run")
+        await real_wait(mode, seconds)
+
+    monkeypatch.setattr(_retry, "wait", async_only)
     options: dict[str, Any] = {"initial_delay": REAL_DELAY, "jitter": False}
     warm_up, _ = flaky_agent(initial_delay=0)  # first runs pay for imports and caches
     asyncio.run(warm_up.ainvoke({"messages": ["go"]}))

@@ -1,28 +1,27 @@
 """What the retry middleware share: option checks, the retry decision, the delay and the loop.
 
-``sleep`` and ``asleep`` are looked up at call time, so tests can replace them to record delays.
+``wait`` is looked up at call time, so tests can replace it to record delays.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from langgraph.errors import GraphBubbleUp
 
 from graphagent.errors import MiddlewareError
 
+if TYPE_CHECKING:
+    from graphagent._bridge import Mode
+
 try:  # langchain-core >= 1.3 classifies provider errors as retryable or not
     from langchain_core.exceptions import ModelError
 except ImportError:  # pragma: no cover - older langchain-core
     ModelError = None  # type: ignore[assignment,misc]
-
-T = TypeVar("T")
 
 RetryOn: TypeAlias = tuple[type[Exception], ...] | Callable[[Exception], bool]
 """Which failures are retried: a tuple of exception classes, or a predicate on the exception."""
@@ -42,14 +41,9 @@ def retry_by_default(exc: Exception) -> bool:
     return True
 
 
-def sleep(seconds: float) -> None:
-    """Wait between synchronous attempts."""
-    time.sleep(seconds)
-
-
-async def asleep(seconds: float) -> None:
-    """Wait between asynchronous attempts without blocking the event loop."""
-    await asyncio.sleep(seconds)
+async def wait(mode: Mode, seconds: float) -> None:
+    """Wait between attempts, without blocking the event loop of an async run."""
+    await mode.sleep(seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +136,13 @@ class Exhausted:
         return f"{self.attempts} {noun} with {type(self.error).__name__}: {self.error}"
 
 
-def call_with_retries(policy: RetryPolicy, attempt: Callable[[], T]) -> T | Exhausted:
-    """Call ``attempt`` until it succeeds, fails for good, or the retries run out."""
+async def call_with_retries(mode: Mode, policy: RetryPolicy, attempt: Callable[[], Any]) -> Any:
+    """Call ``attempt`` through ``mode`` until it succeeds, fails for good, or the retries run
+    out: its result, or :class:`Exhausted`."""
     failures = 0
     while True:
         try:
-            return attempt()
+            return await mode.call(attempt)
         except Exception as exc:
             if _propagates(policy, exc, failures):
                 raise
@@ -156,26 +151,7 @@ def call_with_retries(policy: RetryPolicy, attempt: Callable[[], T]) -> T | Exha
         pause = policy.delay(failures)
         failures += 1
         if pause > 0:
-            sleep(pause)
-
-
-async def acall_with_retries(
-    policy: RetryPolicy, attempt: Callable[[], Awaitable[T]]
-) -> T | Exhausted:
-    """Async twin of :func:`call_with_retries`; waits with :func:`asleep`."""
-    failures = 0
-    while True:
-        try:
-            return await attempt()
-        except Exception as exc:
-            if _propagates(policy, exc, failures):
-                raise
-            if failures == policy.max_retries:
-                return Exhausted(exc, failures + 1)
-        pause = policy.delay(failures)
-        failures += 1
-        if pause > 0:
-            await asleep(pause)
+            await wait(mode, pause)
 
 
 def _propagates(policy: RetryPolicy, exc: Exception, failures: int) -> bool:

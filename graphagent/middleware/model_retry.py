@@ -8,12 +8,13 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.typing import ContextT
 
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import hook_label
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,
     RetryOn,
     RetryOptions,
-    acall_with_retries,
     call_with_retries,
     failure_text,
     retry_by_default,
@@ -67,7 +68,9 @@ class ModelRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Contex
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
         """Call ``handler`` until it answers or the retries run out."""
-        return self._settle(call_with_retries(self._policy, lambda: handler(request)))
+        return run_sync(
+            self._retried(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
+        )
 
     async def awrap_model_call(
         self,
@@ -75,7 +78,12 @@ class ModelRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Contex
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Async twin of :meth:`wrap_model_call`; waits without blocking the event loop."""
-        return self._settle(await acall_with_retries(self._policy, lambda: handler(request)))
+        return await self._retried(ASYNC, request, handler)
+
+    async def _retried(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
+        return self._settle(await call_with_retries(mode, self._policy, lambda: handler(request)))
 
     def _settle(self, outcome: ModelResponse | Exhausted) -> ModelResponse:
         if not isinstance(outcome, Exhausted):

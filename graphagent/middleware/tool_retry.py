@@ -10,12 +10,13 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import hook_label
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,
     RetryOn,
     RetryOptions,
-    acall_with_retries,
     call_with_retries,
     failure_text,
     retry_by_default,
@@ -83,10 +84,9 @@ class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Context
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
         """Run ``handler`` until it answers or the retries run out."""
-        if not covers(self._covered, request.tool_call["name"]):
-            return handler(request)
-        outcome = call_with_retries(self._policy, lambda: handler(request))
-        return self._settle(request, outcome)
+        return run_sync(
+            self._retried(SYNC, request, handler), hook_label(self.name, "wrap_tool_call")
+        )
 
     async def awrap_tool_call(
         self,
@@ -94,9 +94,15 @@ class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Context
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`; waits without blocking the event loop."""
+        return await self._retried(ASYNC, request, handler)
+
+    async def _retried(
+        self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
+    ) -> ToolResult:
         if not covers(self._covered, request.tool_call["name"]):
-            return await handler(request)
-        outcome = await acall_with_retries(self._policy, lambda: handler(request))
+            result: ToolResult = await mode.call(handler, request)
+            return result
+        outcome = await call_with_retries(mode, self._policy, lambda: handler(request))
         return self._settle(request, outcome)
 
     def _settle(self, request: ToolCallRequest, outcome: ToolResult | Exhausted) -> ToolResult:

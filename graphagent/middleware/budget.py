@@ -251,16 +251,12 @@ class BudgetMiddleware(AgentMiddleware[BudgetState[ResponseT], ContextT, Respons
         run, thread = Spend.from_record(spent.get("run")), Spend.from_record(spent.get("thread"))
         return BudgetAccount(run=run, thread=thread, lines=self.caps.lines(run, thread))
 
-    # Node hooks: the sync ones do no I/O, so the async twins reuse them.
+    # Node hooks: they do no I/O, so async runs call them as they are.
 
     def before_agent(self, state: BudgetState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
         """Start this run's account at zero; the thread's carries over."""
         thread = self.account(state).thread
         return {"budget_spent": _spent(Spend(), thread), "budget_clock": self.clock()}
-
-    async def abefore_agent(self, state: BudgetState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
-        """Async twin of :meth:`before_agent`."""
-        return self.before_agent(state, runtime)
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: BudgetState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
@@ -272,11 +268,6 @@ class BudgetMiddleware(AgentMiddleware[BudgetState[ResponseT], ContextT, Respons
             raise BudgetExceededError(account)
         message = AIMessage(f"Stopped before the next model call. {account}")
         return {**update, "messages": [message], "jump_to": "end"}
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: BudgetState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
-        """Async twin of :meth:`before_model`."""
-        return self.before_model(state, runtime)
 
     # Model-call layer: charges the tokens each model response reports.
 

@@ -170,12 +170,6 @@ class ModelCallLimitMiddleware(
         """A new run starts counting from 0."""
         return {"run_model_call_count": 0}
 
-    async def abefore_agent(
-        self, state: ModelCallLimitState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_agent`."""
-        return self.before_agent(state, runtime)
-
     @hook_config(can_jump_to=["end"])
     def before_model(
         self, state: ModelCallLimitState[ResponseT], runtime: Runtime[ContextT]
@@ -191,13 +185,6 @@ class ModelCallLimitMiddleware(
             )
         text = _limit_reached_message(thread_count, run_count, self.thread_limit, self.run_limit)
         return {"jump_to": "end", "messages": [AIMessage(content=text)]}
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(
-        self, state: ModelCallLimitState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_model`."""
-        return self.before_model(state, runtime)
 
     def wrap_model_call(
         self,

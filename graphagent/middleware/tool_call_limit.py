@@ -198,12 +198,6 @@ class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], Con
         """A new run starts counting from 0."""
         return {"run_tool_call_count": {self.name: 0}}
 
-    async def abefore_agent(
-        self, state: ToolCallLimitState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_agent`."""
-        return self.before_agent(state, runtime)
-
     @hook_config(can_jump_to=["end"])
     def after_model(
         self, state: ToolCallLimitState[ResponseT], runtime: Runtime[ContextT]
@@ -234,13 +228,6 @@ class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], Con
             thread_count + tried, run_count + tried, *self._limits(), self.tool_name
         )
         return {"jump_to": "end", "messages": [*refusals, *not_run, AIMessage(content=text)]}
-
-    @hook_config(can_jump_to=["end"])
-    async def aafter_model(
-        self, state: ToolCallLimitState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`after_model`."""
-        return self.after_model(state, runtime)
 
     def _limits(self) -> tuple[int | None, int | None]:
         return self.thread_limit, self.run_limit

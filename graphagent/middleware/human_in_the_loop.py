@@ -155,12 +155,6 @@ class HumanInTheLoopMiddleware(
         require_checkpointer()
         return None
 
-    async def abefore_agent(
-        self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_agent`."""
-        return self.before_agent(state, runtime)
-
     def after_model(
         self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
@@ -173,12 +167,6 @@ class HumanInTheLoopMiddleware(
             return None
         decisions = self._ask(reviews)
         return _outcome(_last_ai_message(state["messages"]), reviews, decisions)
-
-    async def aafter_model(
-        self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`after_model`."""
-        return self.after_model(state, runtime)
 
     def _gated(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> bool:
         config = self.interrupt_on.get(call["name"])

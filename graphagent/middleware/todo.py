@@ -212,12 +212,6 @@ class TodoListMiddleware(AgentMiddleware[PlanningState[ResponseT], ContextT, Res
         """Reject parallel ``write_todos`` calls: answer each with an error so none runs."""
         return _reject_parallel_writes(state["messages"])
 
-    async def aafter_model(
-        self, state: PlanningState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`after_model`."""
-        return _reject_parallel_writes(state["messages"])
-
     def _with_planning(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
         additions = [self.system_prompt]
         todos = _todos_of(request.state)

@@ -251,12 +251,6 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         ]
         return {"messages": changed} if changed else None
 
-    async def abefore_model(
-        self, state: AgentState[Any], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_model` (no I/O: the same work)."""
-        return self.before_model(state, runtime)
-
     # -- output ----------------------------------------------------------------------------
 
     def wrap_model_call(
@@ -316,8 +310,6 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
         """Run the tool; rewrite its result before the state (and the stream) gets it."""
-        if not self.apply_to_tool_results:
-            return handler(request)
         return self._tool_result_rewritten(handler(request), request)
 
     async def awrap_tool_call(
@@ -326,11 +318,11 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`."""
-        if not self.apply_to_tool_results:
-            return await handler(request)
         return self._tool_result_rewritten(await handler(request), request)
 
     def _tool_result_rewritten(self, result: ToolResult, request: ToolCallRequest) -> ToolResult:
+        if not self.apply_to_tool_results:
+            return result
         where = f"the result of tool {request.tool_call['name']!r}"
         if isinstance(result, ToolMessage):
             return self._rewritten(result, where)

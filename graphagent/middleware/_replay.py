@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -31,6 +31,9 @@ from langgraph.constants import TAG_NOSTREAM
 
 from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
 from graphagent.requests import ModelResponse
+
+if TYPE_CHECKING:
+    from graphagent._bridge import Mode
 
 StreamView = Callable[[AIMessage], AIMessage]
 """What of a finished reply the caller may see streamed (the state keeps the reply itself)."""
@@ -73,17 +76,11 @@ class Replay:
         shown = [self.hold.apply(m) for m in result if isinstance(m, AIMessage)]
         return ModelResponse(result, response.structured_response), shown
 
-    def __call__(self, response: ModelResponse) -> ModelResponse:
+    async def play(self, mode: Mode, response: ModelResponse) -> ModelResponse:
+        """Stream the response's view (outermost layer only); return the response to return."""
         returned, shown = self.prepare(response)
         for message in shown:
-            _PLAYER.invoke([message])
-        return returned
-
-    async def asynchronous(self, response: ModelResponse) -> ModelResponse:
-        """Async twin of calling the replay."""
-        returned, shown = self.prepare(response)
-        for message in shown:
-            await _PLAYER.ainvoke([message])
+            await mode.invoke(_PLAYER, [message])
         return returned
 
 
@@ -91,8 +88,7 @@ class Replay:
 def hold_back(view: StreamView) -> Iterator[Replay]:
     """Keep every model call made inside the block out of the ``"messages"`` stream.
 
-    Call the yielded :class:`Replay` (or ``await replay.asynchronous(...)``) with the response
-    the layer returns, after the block.
+    After the block, ``await replay.play(mode, response)`` with the response the layer returns.
     """
     outer = _active_hold.get()
     if outer is not None:

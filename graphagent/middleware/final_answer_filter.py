@@ -8,6 +8,8 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.typing import ContextT
 
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import hook_label
 from graphagent.middleware._replay import hold_back
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
@@ -33,9 +35,9 @@ class FinalAnswerFilterMiddleware(AgentMiddleware[AgentState[ResponseT], Context
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
         """Call the model with its tokens held back, then stream the final-answer view."""
-        with hold_back(final_answer_view) as replay:
-            response = handler(request)
-        return replay(response)
+        return run_sync(
+            self._held(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
+        )
 
     async def awrap_model_call(
         self,
@@ -43,9 +45,14 @@ class FinalAnswerFilterMiddleware(AgentMiddleware[AgentState[ResponseT], Context
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Async twin of :meth:`wrap_model_call`."""
+        return await self._held(ASYNC, request, handler)
+
+    async def _held(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
         with hold_back(final_answer_view) as replay:
-            response = await handler(request)
-        return await replay.asynchronous(response)
+            response = await mode.call(handler, request)
+        return await replay.play(mode, response)
 
 
 def final_answer_view(message: AIMessage) -> AIMessage:

@@ -18,7 +18,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
-from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import GraphAgentError, MiddlewareError, hook_label
 from graphagent.middleware._pii_detectors import (
     BUILTIN_DETECTORS,
     BuiltinType,
@@ -259,11 +260,9 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
         """Call the model with its tokens held back; rewrite the reply, then stream it."""
-        if not self.apply_to_output:
-            return handler(request)
-        with hold_back(self._stream_view) as replay:
-            response = handler(request)
-        return replay(self._response_rewritten(response))
+        return run_sync(
+            self._output_rewritten(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
+        )
 
     async def awrap_model_call(
         self,
@@ -271,11 +270,17 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Async twin of :meth:`wrap_model_call`."""
+        return await self._output_rewritten(ASYNC, request, handler)
+
+    async def _output_rewritten(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
         if not self.apply_to_output:
-            return await handler(request)
+            passed: ModelResponse = await mode.call(handler, request)
+            return passed
         with hold_back(self._stream_view) as replay:
-            response = await handler(request)
-        return await replay.asynchronous(self._response_rewritten(response))
+            response = await mode.call(handler, request)
+        return await replay.play(mode, self._response_rewritten(response))
 
     def _response_rewritten(self, response: ModelResponse) -> ModelResponse:
         result = [self._rewritten(m, "the model's reply") for m in response.result]

@@ -12,12 +12,16 @@ import difflib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
-from graphagent.errors import GraphAgentError
+from graphagent.errors import GraphAgentError, MiddlewareError
+
+if TYPE_CHECKING:
+    from graphagent._bridge import Mode
 
 __all__ = [
     "MissingIntegrationError",
@@ -257,6 +261,78 @@ def resolve_model(model: str | BaseChatModel) -> BaseChatModel:
         f"model must be a langchain_core BaseChatModel or a model id such as 'openai:gpt-4o', "
         f"got {type(model).__name__}."
     )
+
+
+class HelperModel:
+    """A model a middleware calls itself (a summarizer, a tool selector, a fallback), given as
+    a chat model or a model id.
+
+    An id is checked when the middleware is built (a known provider, its package installed),
+    and the model is built from it the first time it is needed. ``check`` vets a model built
+    from an id before it is kept.
+    """
+
+    __slots__ = ("_check", "_loaded", "choice")
+
+    def __init__(
+        self,
+        owner: str,
+        option: str,
+        value: object,
+        *,
+        check: Callable[[BaseChatModel], None] | None = None,
+    ) -> None:
+        """Check ``value``, the ``option`` of the middleware ``owner``; errors name both."""
+        self.choice: BaseChatModel | ModelSpec = _helper_choice(owner, option, value)
+        self._check = check
+        self._loaded: list[BaseChatModel] = []
+
+    @property
+    def built(self) -> BaseChatModel | None:
+        """The model if it exists: given as such, or built from its id already."""
+        if isinstance(self.choice, BaseChatModel):
+            return self.choice
+        return self._loaded[0] if self._loaded else None
+
+    @property
+    def model(self) -> BaseChatModel:
+        """The model, built from its id now if need be (imports modules, so it may block)."""
+        choice = self.choice
+        if isinstance(choice, BaseChatModel):
+            return choice
+        if not self._loaded:
+            model = choice.load()
+            if self._check is not None:
+                self._check(model)
+            self._loaded.append(model)  # two threads may race to build it: the first one wins
+        return self._loaded[0]
+
+    async def get(self, mode: Mode) -> BaseChatModel:
+        """:attr:`model`; building it runs off the event loop in an async run."""
+        built = self.built
+        return built if built is not None else await mode.offload(lambda: self.model)
+
+
+def _helper_choice(owner: str, option: str, value: object) -> BaseChatModel | ModelSpec:
+    if isinstance(value, BaseChatModel):
+        return value
+    if not isinstance(value, str):
+        raise MiddlewareError(
+            f"{owner}: {option} is {type(value).__name__}; pass a chat model or a model id such "
+            "as 'openai:gpt-4o-mini'."
+        )
+    try:
+        spec = ModelSpec.parse(value)
+    except ValueError as error:
+        raise MiddlewareError(f"{owner}: {option}={value!r}: {error}") from None
+    if not spec.is_installed():
+        missing = spec.missing_error()
+        raise MissingIntegrationError(
+            f"{owner}: {option}={value!r}: {missing}",
+            provider=missing.provider,
+            package=missing.package,
+        )
+    return spec
 
 
 def _normalise(provider: str) -> str:

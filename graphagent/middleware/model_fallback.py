@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -13,9 +12,10 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
-from graphagent.errors import MiddlewareError
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import hook_label
 from graphagent.middleware.base import AgentMiddleware
-from graphagent.models import MissingIntegrationError, ModelSpec
+from graphagent.models import HelperModel, ModelSpec
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
@@ -44,16 +44,15 @@ class ModelFallbackMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         """Fallbacks in the order they are tried; each a chat model or a model id."""
         super().__init__()
         given = (first_model, *additional_models)
-        labels = _labels(len(given))
-        self._choices: tuple[BaseChatModel | ModelSpec, ...] = tuple(
-            _checked(choice, label) for choice, label in zip(given, labels, strict=True)
+        self._fallbacks = tuple(
+            HelperModel("ModelFallbackMiddleware", label, choice)
+            for choice, label in zip(given, _labels(len(given)), strict=True)
         )
-        self._loaded: dict[int, BaseChatModel] = {}
 
     @property
     def models(self) -> list[BaseChatModel]:
         """The fallback models in order; reading this builds any not built yet."""
-        return [self._model(index) for index in range(len(self._choices))]
+        return [fallback.model for fallback in self._fallbacks]
 
     def wrap_model_call(
         self,
@@ -61,17 +60,9 @@ class ModelFallbackMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
         """Call the handler with the request's model, then with each fallback on failure."""
-        attempt, index = request, 0
-        while True:
-            try:
-                return handler(attempt)
-            except GraphBubbleUp:
-                raise
-            except Exception as error:
-                if index == len(self._choices):
-                    raise
-                attempt = self._fallback_request(request, self._model(index), index, error)
-                index += 1
+        return run_sync(
+            self._with_fallbacks(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
+        )
 
     async def awrap_model_call(
         self,
@@ -79,34 +70,24 @@ class ModelFallbackMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Async twin of :meth:`wrap_model_call`; models are built off the event loop."""
+        return await self._with_fallbacks(ASYNC, request, handler)
+
+    async def _with_fallbacks(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
         attempt, index = request, 0
         while True:
             try:
-                return await handler(attempt)
+                response: ModelResponse = await mode.call(handler, attempt)
+                return response
             except GraphBubbleUp:
                 raise
             except Exception as error:
-                if index == len(self._choices):
+                if index == len(self._fallbacks):
                     raise
-                model = self._built(index)
-                if model is None:
-                    model = await asyncio.to_thread(self._model, index)
+                model = await self._fallbacks[index].get(mode)
                 attempt = self._fallback_request(request, model, index, error)
                 index += 1
-
-    def _built(self, index: int) -> BaseChatModel | None:
-        choice = self._choices[index]
-        return choice if isinstance(choice, BaseChatModel) else self._loaded.get(index)
-
-    def _model(self, index: int) -> BaseChatModel:
-        choice = self._choices[index]
-        if isinstance(choice, BaseChatModel):
-            return choice
-        built = self._loaded.get(index)
-        if built is None:
-            # Two threads may race to build the same model; the first one stored wins.
-            built = self._loaded.setdefault(index, choice.load())
-        return built
 
     def _fallback_request(
         self,
@@ -120,8 +101,8 @@ class ModelFallbackMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
             self.name,
             type(error).__name__,
             index + 1,
-            len(self._choices),
-            _describe(self._choices[index]),
+            len(self._fallbacks),
+            _describe(self._fallbacks[index].choice),
         )
         return request.override(model=model, **_unsupported_removed(request, model))
 
@@ -135,28 +116,6 @@ def _describe(choice: BaseChatModel | ModelSpec) -> str:
 
 def _labels(count: int) -> Sequence[str]:
     return ["first_model", *(f"additional_models[{i}]" for i in range(count - 1))]
-
-
-def _checked(choice: object, label: str) -> BaseChatModel | ModelSpec:
-    if isinstance(choice, BaseChatModel):
-        return choice
-    if not isinstance(choice, str):
-        raise MiddlewareError(
-            f"ModelFallbackMiddleware: {label} is {type(choice).__name__}; pass a chat model or "
-            "a model id such as 'openai:gpt-4o'."
-        )
-    try:
-        spec = ModelSpec.parse(choice)
-    except ValueError as error:
-        raise MiddlewareError(f"ModelFallbackMiddleware: {label}={choice!r}: {error}") from None
-    if not spec.is_installed():
-        missing = spec.missing_error()
-        raise MissingIntegrationError(
-            f"ModelFallbackMiddleware: {label}={choice!r}: {missing}",
-            provider=missing.provider,
-            package=missing.package,
-        )
-    return spec
 
 
 # -- provider-specific settings a fallback model would reject -------------------------------

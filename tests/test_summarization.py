@@ -18,7 +18,6 @@ from langchain_core.messages import (
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-import graphagent.middleware.summarization as summarization
 from graphagent import create_agent
 from graphagent.errors import MiddlewareError
 from graphagent.middleware.summarization import (
@@ -409,11 +408,11 @@ def test_a_model_id_is_built_once_on_first_use(
     built: list[str] = []
     writer = summarizer()
 
-    def fake_resolve(model: str) -> ScriptedChatModel:
-        built.append(model)
+    def fake_load(spec: ModelSpec) -> ScriptedChatModel:
+        built.append(str(spec))
         return writer
 
-    monkeypatch.setattr(summarization, "resolve_model", fake_resolve)
+    monkeypatch.setattr(ModelSpec, "load", fake_load)
     middleware = SummarizationMiddleware(
         "openai:gpt-4o-mini", trigger=("messages", 6), keep=("messages", 2)
     )
@@ -432,7 +431,7 @@ def test_a_model_id_is_built_once_on_first_use(
 def test_a_fraction_with_a_model_id_without_a_window_fails_on_first_use(
     how_call: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(summarization, "resolve_model", lambda model: summarizer())
+    monkeypatch.setattr(ModelSpec, "load", lambda spec: summarizer())
     middleware = SummarizationMiddleware("openai:gpt-4o-mini", trigger=("fraction", 0.5))
     agent = create_agent(ScriptedChatModel(["a"]), [], middleware=[middleware])
 

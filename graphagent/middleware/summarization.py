@@ -14,7 +14,6 @@ agent's own model tokens, not the summary being written.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import string
 from collections.abc import Sequence
@@ -32,7 +31,8 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.typing import ContextT
 
-from graphagent.errors import MiddlewareError
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import MiddlewareError, hook_label
 from graphagent.middleware._context_size import (
     ContextFraction,
     ContextMessages,
@@ -46,7 +46,7 @@ from graphagent.middleware._context_size import (
     max_input_tokens,
 )
 from graphagent.middleware.base import AgentMiddleware
-from graphagent.models import MissingIntegrationError, ModelSpec, resolve_model
+from graphagent.models import HelperModel
 from graphagent.state import AgentState, ResponseT
 
 if TYPE_CHECKING:
@@ -129,8 +129,7 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
     ) -> None:
         super().__init__()
         owner = type(self).__name__
-        self._choice = _checked_model(owner, model)
-        self._built: BaseChatModel | None = None
+        self._summarizer = HelperModel(owner, "model", model, check=self._check_profile)
         self._rule = CutRule.parse(owner, trigger, keep)
         self._needs_window = self._rule.needs_window
         self.trigger = copied(trigger)
@@ -138,37 +137,33 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         self.token_counter = _checked_callable(owner, "token_counter", token_counter)
         self.summary_prompt = _checked_prompt(owner, summary_prompt)
         self.trim_tokens_to_summarize = _checked_trim(owner, trim_tokens_to_summarize)
-        if isinstance(self._choice, BaseChatModel):
-            self._check_profile(self._choice)
+        if isinstance(model, BaseChatModel):
+            self._check_profile(model)
 
     @property
     def model(self) -> BaseChatModel:
         """The summary model; reading this builds it from its id if that has not happened yet."""
-        if self._built is None:
-            self._built = self._loaded()
-        return self._built
+        return self._summarizer.model
 
     def before_model(
         self, state: AgentState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Replace the older messages with a summary once the trigger is reached."""
-        messages = state["messages"]
-        cut = self._cut(messages, self.model if self._needs_window else None)
-        if cut is None:
-            return None
-        reply = self.model.invoke(self._prompt(messages[:cut]), config=_SUMMARY_CONFIG)
-        return _summarized(reply, messages[cut:])
+        return run_sync(self._summarize(SYNC, state), hook_label(self.name, "before_model"))
 
     async def abefore_model(
         self, state: AgentState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_model`; the summary is written with ``ainvoke``."""
+        return await self._summarize(ASYNC, state)
+
+    async def _summarize(self, mode: Mode, state: AgentState[ResponseT]) -> dict[str, Any] | None:
         messages = state["messages"]
-        cut = self._cut(messages, await self._amodel() if self._needs_window else None)
+        cut = self._cut(messages, await self._summarizer.get(mode) if self._needs_window else None)
         if cut is None:
             return None
-        model = await self._amodel()
-        reply = await model.ainvoke(self._prompt(messages[:cut]), config=_SUMMARY_CONFIG)
+        model = await self._summarizer.get(mode)
+        reply = await mode.invoke(model, self._prompt(messages[:cut]), config=_SUMMARY_CONFIG)
         return _summarized(reply, messages[cut:])
 
     # -- deciding what to summarize ---------------------------------------------------------
@@ -186,18 +181,6 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
 
     # -- the model --------------------------------------------------------------------------
 
-    async def _amodel(self) -> BaseChatModel:
-        if self._built is None:
-            # Building an integration's model imports modules and reads settings: off the loop.
-            await asyncio.to_thread(lambda: self.model)
-        return self.model
-
-    def _loaded(self) -> BaseChatModel:
-        choice = self._choice
-        model = choice if isinstance(choice, BaseChatModel) else resolve_model(str(choice))
-        self._check_profile(model)
-        return model
-
     def _check_profile(self, model: BaseChatModel) -> None:
         if self._needs_window and max_input_tokens(model) is None:
             raise MiddlewareError(
@@ -209,28 +192,6 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
 
 
 # -- checking the options --------------------------------------------------------------------
-
-
-def _checked_model(owner: str, model: object) -> BaseChatModel | ModelSpec:
-    if isinstance(model, BaseChatModel):
-        return model
-    if not isinstance(model, str):
-        raise MiddlewareError(
-            f"{owner}: model is {type(model).__name__}; pass a chat model or a model id such as "
-            "'openai:gpt-4o-mini'."
-        )
-    try:
-        spec = ModelSpec.parse(model)
-    except ValueError as error:
-        raise MiddlewareError(f"{owner}: model={model!r}: {error}") from None
-    if not spec.is_installed():
-        missing = spec.missing_error()
-        raise MissingIntegrationError(
-            f"{owner}: model={model!r}: {missing}",
-            provider=missing.provider,
-            package=missing.package,
-        )
-    return spec
 
 
 def _checked_callable(owner: str, parameter: str, value: TokenCounter) -> TokenCounter:

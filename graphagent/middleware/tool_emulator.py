@@ -9,7 +9,6 @@ description and parameter schema with the call's arguments, and its reply become
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -23,10 +22,11 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent.errors import MiddlewareError
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import MiddlewareError, hook_label
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
-from graphagent.models import MissingIntegrationError, ModelSpec
+from graphagent.models import HelperModel
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["LLMToolEmulator"]
@@ -60,13 +60,18 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
         super().__init__()
         self.emulate_all: bool = tools is None
         self.tools_to_emulate: frozenset[str] = tool_names("LLMToolEmulator", tools) or frozenset()
-        self._model = _checked_model(model)
-        self._loaded: BaseChatModel | None = None
+        if model is None:
+            raise MiddlewareError(
+                "LLMToolEmulator: model is required; graphagent has no default emulator model. "
+                "Pass a chat model or a model id, e.g. LLMToolEmulator(model='openai:gpt-4o-mini') "
+                "or the agent's own model object."
+            )
+        self._emulator = HelperModel("LLMToolEmulator", "model", model)
 
     @property
     def model(self) -> BaseChatModel:
         """The emulator model; reading this builds it from its id if not built yet."""
-        return self._emulator()
+        return self._emulator.model
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Reject names in ``tools`` that are not tools the agent executes."""
@@ -78,10 +83,9 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
         """Ask the emulator model for an emulated tool's result; run any other tool."""
-        if not self._emulates(request):
-            return handler(request)
-        reply = self._emulator().invoke(emulation_prompt(request), config=_call_config())
-        return emulated_answer(request, reply)
+        return run_sync(
+            self._emulated(SYNC, request, handler), hook_label(self.name, "wrap_tool_call")
+        )
 
     async def awrap_tool_call(
         self,
@@ -89,12 +93,16 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`; a model id is built off the event loop."""
+        return await self._emulated(ASYNC, request, handler)
+
+    async def _emulated(
+        self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
+    ) -> ToolResult:
         if not self._emulates(request):
-            return await handler(request)
-        model = self._built()
-        if model is None:
-            model = await asyncio.to_thread(self._emulator)
-        reply = await model.ainvoke(emulation_prompt(request), config=_call_config())
+            result: ToolResult = await mode.call(handler, request)
+            return result
+        model = await self._emulator.get(mode)
+        reply = await mode.invoke(model, emulation_prompt(request), config=_call_config())
         return emulated_answer(request, reply)
 
     def _emulates(self, request: ToolCallRequest) -> bool:
@@ -103,16 +111,6 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
         if request.tool is None:
             return False
         return self.emulate_all or request.tool_call["name"] in self.tools_to_emulate
-
-    def _built(self) -> BaseChatModel | None:
-        return self._model if isinstance(self._model, BaseChatModel) else self._loaded
-
-    def _emulator(self) -> BaseChatModel:
-        if isinstance(self._model, BaseChatModel):
-            return self._model
-        if self._loaded is None:
-            self._loaded = self._model.load()
-        return self._loaded
 
 
 def emulation_prompt(request: ToolCallRequest) -> list[BaseMessage]:
@@ -153,31 +151,3 @@ def _parameters(tool: BaseTool) -> dict[str, Any]:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _checked_model(model: object) -> BaseChatModel | ModelSpec:
-    if isinstance(model, BaseChatModel):
-        return model
-    if model is None:
-        raise MiddlewareError(
-            "LLMToolEmulator: model is required; graphagent has no default emulator model. Pass "
-            "a chat model or a model id, e.g. LLMToolEmulator(model='openai:gpt-4o-mini') or "
-            "the agent's own model object."
-        )
-    if not isinstance(model, str):
-        raise MiddlewareError(
-            f"LLMToolEmulator: model is {type(model).__name__}; pass a chat model or a model id "
-            "such as 'openai:gpt-4o-mini'."
-        )
-    try:
-        spec = ModelSpec.parse(model)
-    except ValueError as error:
-        raise MiddlewareError(f"LLMToolEmulator: model={model!r}: {error}") from None
-    if not spec.is_installed():
-        missing = spec.missing_error()
-        raise MissingIntegrationError(
-            f"LLMToolEmulator: model={model!r}: {missing}",
-            provider=missing.provider,
-            package=missing.package,
-        )
-    return spec

@@ -285,7 +285,7 @@ def test_always_include_naming_an_unknown_tool_fails_when_the_agent_is_built() -
         ({"always_include": [1]}, r"always_include=\[1\] .* list of tool names"),
         ({"max_tools": 0}, r"max_tools=0 .* positive int"),
         ({"max_tools": True}, r"max_tools=True .* positive int"),
-        ({"model": 42}, r"model=42 .* chat model, a model id"),
+        ({"model": 42}, r"model is int; pass a chat model or a model id"),
         ({"model": "nosuchprovider:some-model"}, r"model='nosuchprovider:some-model'"),
         ({"system_prompt": None}, r"system_prompt=None .* string"),
     ],
@@ -309,7 +309,8 @@ def test_a_separate_selection_model_makes_the_choice(how_call: str) -> None:
 def test_a_model_id_is_built_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     middleware = LLMToolSelectorMiddleware(model="openai:gpt-4o-mini")
-    assert middleware._loaded is None
+    assert middleware._selector is not None
+    assert middleware._selector.built is None
 
     built = middleware.model
 

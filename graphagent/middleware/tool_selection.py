@@ -11,7 +11,6 @@ kept and a warning is logged.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -26,9 +25,10 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
-from graphagent.errors import MiddlewareError
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import MiddlewareError, hook_label
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
-from graphagent.models import MissingIntegrationError, ModelSpec
+from graphagent.models import HelperModel
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
@@ -41,6 +41,7 @@ DEFAULT_SYSTEM_PROMPT = (
     "that are not relevant to it."
 )
 
+_OWNER = "LLMToolSelectorMiddleware"
 _WRAPPING = "`'\"*.,;:!?()[]{}<> \t\r\n"
 
 
@@ -132,8 +133,7 @@ class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT,
     ) -> None:
         """Configure the selection; every parameter is optional."""
         super().__init__()
-        self._model = _checked_model(model)
-        self._loaded: BaseChatModel | None = None
+        self._selector = None if model is None else HelperModel(_OWNER, "model", model)
         if not isinstance(system_prompt, str):
             raise _option_error("system_prompt", system_prompt, "pass a string")
         self.system_prompt = system_prompt
@@ -143,7 +143,7 @@ class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT,
     @property
     def model(self) -> BaseChatModel | None:
         """The selection model (built on first use from a model id); ``None``: the request's."""
-        return self._selection_model()
+        return None if self._selector is None else self._selector.model
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Reject ``always_include`` names of tools the agent does not have."""
@@ -160,14 +160,9 @@ class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT,
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
         """Select the tools with one or two (nostream) calls, then call the model with them."""
-        selection = self._selection(request)
-        if selection is None:
-            return handler(request)
-        model = self._selection_model() or request.model
-        picks = _structured_picks(_attempt(lambda: _ask_structured(model, selection)), selection)
-        if picks.names is None:
-            picks = _text_picks(_attempt(lambda: _ask_text(model, selection)), selection, picks)
-        return handler(self._narrowed(request, selection, picks))
+        return handler(
+            run_sync(self._narrow(SYNC, request), hook_label(self.name, "wrap_model_call"))
+        )
 
     async def awrap_model_call(
         self,
@@ -175,26 +170,22 @@ class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT,
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Async twin of :meth:`wrap_model_call`; a model id is built off the event loop."""
+        return await handler(await self._narrow(ASYNC, request))
+
+    async def _narrow(self, mode: Mode, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        """``request`` with only the tools the selection model picks; as it is when there is
+        nothing to select."""
         selection = self._selection(request)
         if selection is None:
-            return await handler(request)
-        model = self._selection_model(build=False)
-        if model is None and self._model is not None:
-            model = await asyncio.to_thread(self._selection_model)
-        model = model or request.model
-        reply = await _aattempt(lambda: _ask_structured(model, selection, run="ainvoke"))
+            return request
+        selector = self._selector
+        model = request.model if selector is None else await selector.get(mode)
+        reply = await _attempt(_ask_structured(mode, model, selection))
         picks = _structured_picks(reply, selection)
         if picks.names is None:
-            reply = await _aattempt(lambda: _ask_text(model, selection, run="ainvoke"))
+            reply = await _attempt(_ask_text(mode, model, selection))
             picks = _text_picks(reply, selection, picks)
-        return await handler(self._narrowed(request, selection, picks))
-
-    def _selection_model(self, *, build: bool = True) -> BaseChatModel | None:
-        if self._model is None or isinstance(self._model, BaseChatModel):
-            return self._model
-        if self._loaded is None and build:
-            self._loaded = self._model.load()
-        return self._loaded
+        return self._narrowed(request, selection, picks)
 
     def _selection(self, request: ModelRequest[Any]) -> Selection | None:
         kept = set(self.always_include)
@@ -241,13 +232,13 @@ class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT,
 # -- calling the selection model ------------------------------------------------------------
 
 
-def _ask_structured(model: BaseChatModel, selection: Selection, run: str = "invoke") -> Any:
+async def _ask_structured(mode: Mode, model: BaseChatModel, selection: Selection) -> Any:
     runnable = model.with_structured_output(selection.schema(), include_raw=True)
-    return getattr(runnable, run)(selection.structured_messages(), config=_call_config())
+    return await mode.invoke(runnable, selection.structured_messages(), config=_call_config())
 
 
-def _ask_text(model: BaseChatModel, selection: Selection, run: str = "invoke") -> Any:
-    return getattr(model, run)(selection.text_messages(), config=_call_config())
+async def _ask_text(mode: Mode, model: BaseChatModel, selection: Selection) -> Any:
+    return await mode.invoke(model, selection.text_messages(), config=_call_config())
 
 
 def _call_config() -> RunnableConfig:
@@ -255,18 +246,10 @@ def _call_config() -> RunnableConfig:
     return {"tags": [TAG_NOSTREAM], "run_name": "tool_selection"}
 
 
-def _attempt(call: Callable[[], Any]) -> Reply:
+async def _attempt(ask: Awaitable[Any]) -> Reply:
+    """What ``ask`` (a question to the selection model, not yet awaited) returned or raised."""
     try:
-        return Reply(value=call())
-    except GraphBubbleUp:
-        raise
-    except Exception as error:
-        return Reply(error=error)
-
-
-async def _aattempt(call: Callable[[], Awaitable[Any]]) -> Reply:
-    try:
-        return Reply(value=await call())
+        return Reply(value=await ask)
     except GraphBubbleUp:
         raise
     except Exception as error:
@@ -408,26 +391,7 @@ def _last_user_text(messages: Sequence[BaseMessage]) -> str | None:
 
 
 def _option_error(parameter: str, value: object, fix: str) -> MiddlewareError:
-    return MiddlewareError(f"LLMToolSelectorMiddleware: {parameter}={value!r} is not valid; {fix}.")
-
-
-def _checked_model(model: object) -> BaseChatModel | ModelSpec | None:
-    if model is None or isinstance(model, BaseChatModel):
-        return model
-    if not isinstance(model, str):
-        raise _option_error("model", model, "pass a chat model, a model id, or leave it out")
-    try:
-        spec = ModelSpec.parse(model)
-    except ValueError as error:
-        raise MiddlewareError(f"LLMToolSelectorMiddleware: model={model!r}: {error}") from None
-    if not spec.is_installed():
-        missing = spec.missing_error()
-        raise MissingIntegrationError(
-            f"LLMToolSelectorMiddleware: model={model!r}: {missing}",
-            provider=missing.provider,
-            package=missing.package,
-        )
-    return spec
+    return MiddlewareError(f"{_OWNER}: {parameter}={value!r} is not valid; {fix}.")
 
 
 def _checked_max_tools(max_tools: object) -> int | None:

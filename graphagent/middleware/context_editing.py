@@ -10,7 +10,6 @@ afresh for each call, and a later middleware or the final output still sees the 
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,8 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.typing import ContextT
 
-from graphagent.errors import MiddlewareError
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import MiddlewareError, hook_label
 from graphagent.middleware._context_size import TokenCounter, tool_caller
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
@@ -165,7 +165,9 @@ class ContextEditingMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, 
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
         """Call the model with the edited messages."""
-        return handler(self._edited(request))
+        return handler(
+            run_sync(self._edit(SYNC, request), hook_label(self.name, "wrap_model_call"))
+        )
 
     async def awrap_model_call(
         self,
@@ -174,9 +176,14 @@ class ContextEditingMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, 
     ) -> ModelCallResult:
         """Async twin of :meth:`wrap_model_call`; counting by the model or by a function of
         yours (either may call a service) runs off the event loop."""
+        return await handler(await self._edit(ASYNC, request))
+
+    async def _edit(self, mode: Mode, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        """:meth:`_edited` through ``mode.offload`` unless it only counts approximately, which
+        is quick arithmetic on text."""
         if self.token_counter is None and self.token_count_method == "approximate":
-            return await handler(self._edited(request))
-        return await handler(await asyncio.to_thread(self._edited, request))
+            return self._edited(request)
+        return await mode.offload(self._edited, request)
 
     def _edited(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
         if not request.messages or not self.edits:

@@ -12,7 +12,8 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError, hook_label
 from graphagent.middleware._tool_option import check_known, covers, tool_names
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
 from graphagent.state import AgentState, ResponseT
@@ -73,24 +74,9 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
         """Run the tool; report an exception to the model when ``on_error`` gives content."""
-        if not covers(self._covered, _called_name(request)):
-            return handler(request)
-        if self.on_error is None and self.aon_error is not None:
-            raise AsyncOnlyHookError(
-                "ToolErrorMiddleware was given only aon_error, which cannot run under "
-                "invoke()/stream(); also pass on_error=..., or run the agent with "
-                "ainvoke()/astream()."
-            )
-        try:
-            return handler(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            handle = self.on_error or _default_message
-            reply = self._reply(exc, request, handle(exc, request))
-            if reply is None:
-                raise
-            return reply
+        return run_sync(
+            self._handled(SYNC, request, handler), hook_label(self.name, "wrap_tool_call")
+        )
 
     async def awrap_tool_call(
         self,
@@ -98,14 +84,27 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`; prefers ``aon_error`` over ``on_error``."""
+        return await self._handled(ASYNC, request, handler)
+
+    async def _handled(
+        self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
+    ) -> ToolResult:
+        result: ToolResult
         if not covers(self._covered, _called_name(request)):
-            return await handler(request)
+            result = await mode.call(handler, request)
+            return result
+        if not mode.asynchronous and self.on_error is None and self.aon_error is not None:
+            raise AsyncOnlyHookError(
+                "ToolErrorMiddleware was given only aon_error, which cannot run under "
+                "invoke()/stream(); also pass on_error=..., or run the agent with "
+                "ainvoke()/astream()."
+            )
         try:
-            return await handler(request)
+            result = await mode.call(handler, request)
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            if self.aon_error is not None:
+            if mode.asynchronous and self.aon_error is not None:
                 content = await self.aon_error(exc, request)
             else:
                 content = (self.on_error or _default_message)(exc, request)
@@ -113,6 +112,7 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
             if reply is None:
                 raise
             return reply
+        return result
 
     def _reply(
         self, exc: Exception, request: ToolCallRequest, content: ErrorContent | None

@@ -18,6 +18,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import RefusalContentBlock
 from langgraph.typing import ContextT
 
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent.errors import hook_label
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
@@ -42,13 +44,9 @@ class ModelRefusalMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Re
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
         """Call the model; raise ``ModelRefusalError`` if its reply is a refusal."""
-        try:
-            response = handler(request)
-        except StructuredOutputError as error:
-            raise_if_refused([error.ai_message], cause=error)
-            raise
-        raise_if_refused(response.result)
-        return response
+        return run_sync(
+            self._checked(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
+        )
 
     async def awrap_model_call(
         self,
@@ -56,8 +54,13 @@ class ModelRefusalMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Re
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Async twin of :meth:`wrap_model_call`."""
+        return await self._checked(ASYNC, request, handler)
+
+    async def _checked(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
         try:
-            response = await handler(request)
+            response: ModelResponse = await mode.call(handler, request)
         except StructuredOutputError as error:
             raise_if_refused([error.ai_message], cause=error)
             raise

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
+from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._wrap_agent import INTERRUPT
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, hook_label
 from graphagent.middleware import _otel_content as content
 from graphagent.middleware import _otel_semconv as semconv
 
@@ -147,48 +148,52 @@ class OtelTracingMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse]
     ) -> ModelCallResult:
-        started = self._start_chat(request)
-        if started is None:
-            return handler(request)
-        with _current(started[1], self.record_content):
-            response = handler(request)
-        _end_chat(*started, response, self.record_content)
-        return response
+        return run_sync(
+            self._chat(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
+        )
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
-        started = self._start_chat(request)
-        if started is None:
-            return await handler(request)
-        with _current(started[1], self.record_content):
-            response = await handler(request)
-        _end_chat(*started, response, self.record_content)
-        return response
+        return await self._chat(ASYNC, request, handler)
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
-        span = self._start_tool(request)
-        if span is None:
-            return handler(request)
-        with _current(span, self.record_content):
-            result = handler(request)
-        _end_tool(span, result, self.record_content)
-        return result
+        return run_sync(self._tool(SYNC, request, handler), hook_label(self.name, "wrap_tool_call"))
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
+        return await self._tool(ASYNC, request, handler)
+
+    async def _chat(
+        self, mode: Mode, request: ModelRequest[Any], handler: Callable[..., Any]
+    ) -> ModelResponse:
+        response: ModelResponse
+        started = self._start_chat(request)
+        if started is None:
+            response = await mode.call(handler, request)
+            return response
+        with _current(started[1], self.record_content):
+            response = await mode.call(handler, request)
+        _end_chat(*started, response, self.record_content)
+        return response
+
+    async def _tool(
+        self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
+    ) -> ToolResult:
+        result: ToolResult
         span = self._start_tool(request)
         if span is None:
-            return await handler(request)
+            result = await mode.call(handler, request)
+            return result
         with _current(span, self.record_content):
-            result = await handler(request)
+            result = await mode.call(handler, request)
         _end_tool(span, result, self.record_content)
         return result
 

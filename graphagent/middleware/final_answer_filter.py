@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import hook_label
+from graphagent._bridge import Mode
+from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._replay import hold_back
-from graphagent.middleware.base import AgentMiddleware
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["FinalAnswerFilterMiddleware"]
 
 
-class FinalAnswerFilterMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class FinalAnswerFilterMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """In ``stream_mode="messages"``, show only the text of the round that answers.
 
     A model round that calls tools is not the final one, so its text ("Let me check...") is
@@ -29,27 +28,10 @@ class FinalAnswerFilterMiddleware(AgentMiddleware[AgentState[ResponseT], Context
     whole.
     """
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
-        """Call the model with its tokens held back, then stream the final-answer view."""
-        return run_sync(
-            self._held(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`."""
-        return await self._held(ASYNC, request, handler)
-
-    async def _held(
+    async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
     ) -> ModelResponse:
+        """Call the model with its tokens held back, then stream the final-answer view."""
         with hold_back(final_answer_view) as replay:
             response = await mode.call(handler, request)
         return await replay.play(mode, response)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -12,11 +12,10 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import hook_label
-from graphagent.middleware.base import AgentMiddleware
+from graphagent._bridge import Mode
+from graphagent.middleware._cores import ModelCallCore
 from graphagent.models import HelperModel, ModelSpec
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["ModelFallbackMiddleware"]
@@ -27,7 +26,7 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseMessage)
 
 
-class ModelFallbackMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class ModelFallbackMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Retry a failed model call with each fallback model in order, until one answers.
 
     The agent's own model is tried first, then ``first_model``, then ``additional_models``.
@@ -54,27 +53,10 @@ class ModelFallbackMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         """The fallback models in order; reading this builds any not built yet."""
         return [fallback.model for fallback in self._fallbacks]
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
-        """Call the handler with the request's model, then with each fallback on failure."""
-        return run_sync(
-            self._with_fallbacks(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`; models are built off the event loop."""
-        return await self._with_fallbacks(ASYNC, request, handler)
-
-    async def _with_fallbacks(
+    async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
     ) -> ModelResponse:
+        """Call the handler with the request's model, then with each fallback on failure."""
         attempt, index = request, 0
         while True:
             try:

@@ -10,7 +10,7 @@ before (outside) this one handles like any other failed call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from langchain_core.exceptions import ModelRefusalError
@@ -18,17 +18,16 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import RefusalContentBlock
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import hook_label
-from graphagent.middleware.base import AgentMiddleware
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent._bridge import Mode
+from graphagent.middleware._cores import ModelCallCore
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 from graphagent.structured_output import StructuredOutputError
 
 __all__ = ["ModelRefusalError", "ModelRefusalMiddleware"]
 
 
-class ModelRefusalMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class ModelRefusalMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Raise ``ModelRefusalError`` when the model's reply holds a standard refusal block.
 
     Only refusals the provider reports explicitly are caught; a refusal the model writes as
@@ -38,27 +37,10 @@ class ModelRefusalMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Re
     before the error is raised.
     """
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
-        """Call the model; raise ``ModelRefusalError`` if its reply is a refusal."""
-        return run_sync(
-            self._checked(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`."""
-        return await self._checked(ASYNC, request, handler)
-
-    async def _checked(
+    async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
     ) -> ModelResponse:
+        """Call the model; raise ``ModelRefusalError`` if its reply is a refusal."""
         try:
             response: ModelResponse = await mode.call(handler, request)
         except StructuredOutputError as error:

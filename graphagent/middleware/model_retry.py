@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import hook_label
+from graphagent._bridge import Mode
+from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,
@@ -20,14 +20,13 @@ from graphagent.middleware._retry import (
     retry_by_default,
     retry_policy,
 )
-from graphagent.middleware.base import AgentMiddleware
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["ModelRetryMiddleware"]
 
 
-class ModelRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], ContextT, ResponseT]):
+class ModelRetryMiddleware(RetryOptions, ModelCallCore[AgentState[Any], ContextT, ResponseT]):
     """Retry a failing model call with exponential backoff.
 
     The call is tried up to ``1 + max_retries`` times. Before retry ``n`` (counting from 0) it
@@ -62,27 +61,10 @@ class ModelRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Contex
             jitter=jitter,
         )
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
-        """Call ``handler`` until it answers or the retries run out."""
-        return run_sync(
-            self._retried(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`; waits without blocking the event loop."""
-        return await self._retried(ASYNC, request, handler)
-
-    async def _retried(
+    async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
     ) -> ModelResponse:
+        """Call ``handler`` until it answers or the retries run out."""
         return self._settle(await call_with_retries(mode, self._policy, lambda: handler(request)))
 
     def _settle(self, outcome: ModelResponse | Exhausted) -> ModelResponse:

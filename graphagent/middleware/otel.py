@@ -8,7 +8,7 @@ call, ``execute_tool {tool}`` around each tool call. Needs the ``otel`` extra
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._bridge import Mode
 from graphagent._wrap_agent import INTERRUPT
-from graphagent.errors import MiddlewareError, hook_label
+from graphagent.errors import MiddlewareError
 from graphagent.middleware import _otel_content as content
 from graphagent.middleware import _otel_semconv as semconv
+from graphagent.middleware._cores import ModelCallCore, ToolCallCore
 
 # A name of this module: the tests replace it to check that a no-op run builds no attributes.
 from graphagent.middleware._otel_semconv import chat_attributes as _chat_attributes
-from graphagent.middleware.base import AgentMiddleware, ToolResult
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.middleware.base import ToolResult
+from graphagent.requests import ModelRequest, ModelResponse
 
 try:
     from opentelemetry import context as otel_context
@@ -83,7 +84,7 @@ class _RunScope:
     token: Token[Context]
 
 
-class OtelTracingMiddleware(AgentMiddleware):
+class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
     """Trace every run, model call and tool call as OpenTelemetry spans.
 
     Spans (GenAI semantic conventions): ``invoke_agent {agent name}`` around the whole run, with
@@ -145,33 +146,7 @@ class OtelTracingMiddleware(AgentMiddleware):
 
     # -- model and tool calls -----------------------------------------------------------------
 
-    def wrap_model_call(
-        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse]
-    ) -> ModelCallResult:
-        return run_sync(
-            self._chat(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        return await self._chat(ASYNC, request, handler)
-
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
-    ) -> ToolResult:
-        return run_sync(self._tool(SYNC, request, handler), hook_label(self.name, "wrap_tool_call"))
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
-        return await self._tool(ASYNC, request, handler)
-
-    async def _chat(
+    async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[Any], handler: Callable[..., Any]
     ) -> ModelResponse:
         response: ModelResponse
@@ -184,7 +159,7 @@ class OtelTracingMiddleware(AgentMiddleware):
         _end_chat(*started, response, self.record_content)
         return response
 
-    async def _tool(
+    async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
     ) -> ToolResult:
         result: ToolResult

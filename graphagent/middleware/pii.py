@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar, get_args
 
@@ -18,8 +18,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import GraphAgentError, MiddlewareError, hook_label
+from graphagent._bridge import Mode
+from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent.middleware._cores import ModelCallCore, ToolCallCore
 from graphagent.middleware._pii_detectors import (
     BUILTIN_DETECTORS,
     BuiltinType,
@@ -35,8 +36,8 @@ from graphagent.middleware._pii_detectors import (
 )
 from graphagent.middleware._pii_redaction import Strategy, replaced, without_overlaps
 from graphagent.middleware._replay import hold_back
-from graphagent.middleware.base import AgentMiddleware, ToolResult
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.middleware.base import ToolResult
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
 __all__ = [
@@ -153,7 +154,10 @@ def _with_content(message: M, content: Content) -> M:
 # -- the middleware -------------------------------------------------------------------------
 
 
-class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class PIIMiddleware(
+    ModelCallCore[AgentState[ResponseT], ContextT, ResponseT],
+    ToolCallCore[AgentState[ResponseT], ContextT, ResponseT],
+):
     """Find one type of personal data and redact, mask, hash or block it.
 
     ``pii_type`` is a built-in type (``"email"``, ``"credit_card"``, ``"ip"``,
@@ -254,27 +258,10 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
 
     # -- output ----------------------------------------------------------------------------
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
-        """Call the model with its tokens held back; rewrite the reply, then stream it."""
-        return run_sync(
-            self._output_rewritten(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`."""
-        return await self._output_rewritten(ASYNC, request, handler)
-
-    async def _output_rewritten(
+    async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
     ) -> ModelResponse:
+        """Call the model with its tokens held back; rewrite the reply, then stream it."""
         if not self.apply_to_output:
             passed: ModelResponse = await mode.call(handler, request)
             return passed
@@ -309,21 +296,11 @@ class PIIMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT])
 
     # -- tool results ----------------------------------------------------------------------
 
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolResult],
+    async def _wrap_tool_call(
+        self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
     ) -> ToolResult:
         """Run the tool; rewrite its result before the state (and the stream) gets it."""
-        return self._tool_result_rewritten(handler(request), request)
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
-        """Async twin of :meth:`wrap_tool_call`."""
-        return self._tool_result_rewritten(await handler(request), request)
+        return self._tool_result_rewritten(await mode.call(handler, request), request)
 
     def _tool_result_rewritten(self, result: ToolResult, request: ToolCallRequest) -> ToolResult:
         if not self.apply_to_tool_results:

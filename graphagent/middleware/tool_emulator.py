@@ -10,7 +10,7 @@ description and parameter schema with the call's arguments, and its reply become
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -22,10 +22,11 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import MiddlewareError, hook_label
+from graphagent._bridge import Mode
+from graphagent.errors import MiddlewareError
+from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, tool_names
-from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
+from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.models import HelperModel
 from graphagent.state import AgentState, ResponseT
 
@@ -40,7 +41,7 @@ _INSTRUCTIONS = (
 )
 
 
-class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Answer calls of the chosen tools with a model's made-up result instead of running them.
 
     ``tools`` chooses the tools to emulate, by name or by tool object: ``None`` (the default)
@@ -77,27 +78,10 @@ class LLMToolEmulator(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT
         """Reject names in ``tools`` that are not tools the agent executes."""
         check_known(self.name, "tools", self.tools_to_emulate, agent)
 
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolResult],
-    ) -> ToolResult:
-        """Ask the emulator model for an emulated tool's result; run any other tool."""
-        return run_sync(
-            self._emulated(SYNC, request, handler), hook_label(self.name, "wrap_tool_call")
-        )
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
-        """Async twin of :meth:`wrap_tool_call`; a model id is built off the event loop."""
-        return await self._emulated(ASYNC, request, handler)
-
-    async def _emulated(
+    async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
     ) -> ToolResult:
+        """Ask the emulator model for an emulated tool's result; run any other tool."""
         if not self._emulates(request):
             result: ToolResult = await mode.call(handler, request)
             return result

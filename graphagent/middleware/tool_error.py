@@ -12,10 +12,11 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError, hook_label
+from graphagent._bridge import Mode
+from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
+from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, covers, tool_names
-from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
+from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["AOnError", "ErrorContent", "OnError", "ToolErrorMiddleware"]
@@ -32,7 +33,7 @@ AOnError: TypeAlias = Callable[[Exception, ToolCallRequest], Awaitable[ErrorCont
 """Async twin of :data:`OnError`, used by ``ainvoke``/``astream`` runs."""
 
 
-class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT]):
+class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
     """Turn exceptions raised by tools into error ToolMessages the model can react to.
 
     ``on_error(exc, request)`` decides: return text (or content blocks) and the model receives
@@ -68,27 +69,11 @@ class ToolErrorMiddleware(AgentMiddleware[AgentState[Any], ContextT, ResponseT])
         """Reject names in ``tools`` that are not tools the agent executes."""
         check_known(self.name, "tools", self._covered, agent)
 
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolResult],
-    ) -> ToolResult:
-        """Run the tool; report an exception to the model when ``on_error`` gives content."""
-        return run_sync(
-            self._handled(SYNC, request, handler), hook_label(self.name, "wrap_tool_call")
-        )
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
-        """Async twin of :meth:`wrap_tool_call`; prefers ``aon_error`` over ``on_error``."""
-        return await self._handled(ASYNC, request, handler)
-
-    async def _handled(
+    async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
     ) -> ToolResult:
+        """Run the tool; report an exception to the model when the error handler gives content
+        (``aon_error`` in async runs if given, else ``on_error``)."""
         result: ToolResult
         if not covers(self._covered, _called_name(request)):
             result = await mode.call(handler, request)

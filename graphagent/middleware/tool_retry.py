@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -10,8 +10,8 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import hook_label
+from graphagent._bridge import Mode
+from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,
@@ -23,13 +23,13 @@ from graphagent.middleware._retry import (
     retry_policy,
 )
 from graphagent.middleware._tool_option import check_known, covers, tool_names
-from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
+from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["ToolRetryMiddleware"]
 
 
-class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], ContextT, ResponseT]):
+class ToolRetryMiddleware(RetryOptions, ToolCallCore[AgentState[Any], ContextT, ResponseT]):
     """Retry a failing tool call with exponential backoff.
 
     Each call of a covered tool (``tools``: names or BaseTools; ``None``, the default, covers
@@ -78,27 +78,10 @@ class ToolRetryMiddleware(RetryOptions, AgentMiddleware[AgentState[Any], Context
         """Reject names in ``tools`` that are not tools the agent executes."""
         check_known(self.name, "tools", self._covered, agent)
 
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolResult],
-    ) -> ToolResult:
-        """Run ``handler`` until it answers or the retries run out."""
-        return run_sync(
-            self._retried(SYNC, request, handler), hook_label(self.name, "wrap_tool_call")
-        )
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
-        """Async twin of :meth:`wrap_tool_call`; waits without blocking the event loop."""
-        return await self._retried(ASYNC, request, handler)
-
-    async def _retried(
+    async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
     ) -> ToolResult:
+        """Run ``handler`` until it answers or the retries run out."""
         if not covers(self._covered, request.tool_call["name"]):
             result: ToolResult = await mode.call(handler, request)
             return result

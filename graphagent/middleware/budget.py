@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
@@ -21,8 +21,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from langgraph.typing import ContextT
 
+from graphagent._bridge import Mode
 from graphagent.errors import GraphAgentError, MiddlewareError
-from graphagent.middleware.base import AgentMiddleware, hook_config
+from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, PrivateStateAttr, ResponseT
 
@@ -194,7 +196,7 @@ class BudgetCaps:
         )
 
 
-class BudgetMiddleware(AgentMiddleware[BudgetState[ResponseT], ContextT, ResponseT]):
+class BudgetMiddleware(ModelCallCore[BudgetState[ResponseT], ContextT, ResponseT]):
     """Stop an agent once it has spent a token or wall-clock budget.
 
     Caps apply per run (one ``invoke``/``ainvoke``/``stream``) or per thread (every run on one
@@ -271,19 +273,11 @@ class BudgetMiddleware(AgentMiddleware[BudgetState[ResponseT], ContextT, Respons
 
     # Model-call layer: charges the tokens each model response reports.
 
-    def wrap_model_call(
-        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse]
+    async def _wrap_model_call(
+        self, mode: Mode, request: ModelRequest[Any], handler: Callable[..., Any]
     ) -> ExtendedModelResponse:
         """Call the model, then charge the tokens it reported."""
-        return self._charged(request, handler(request))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse]],
-    ) -> ExtendedModelResponse:
-        """Async twin of :meth:`wrap_model_call`."""
-        return self._charged(request, await handler(request))
+        return self._charged(request, await mode.call(handler, request))
 
     def _charged(
         self, request: ModelRequest[Any], response: ModelResponse

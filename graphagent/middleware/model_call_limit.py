@@ -34,16 +34,18 @@ Limits are whole numbers of calls, 0 or more; 0 allows no model call at all (the
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AIMessage
 from langgraph.types import Command
 from langgraph.typing import ContextT
 
+from graphagent._bridge import Mode
 from graphagent.errors import GraphAgentError, MiddlewareError
-from graphagent.middleware.base import AgentMiddleware, hook_config
-from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
+from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware.base import hook_config
+from graphagent.requests import ExtendedModelResponse, ModelRequest
 from graphagent.state import AgentState, PrivateStateAttr, ResponseT
 
 if TYPE_CHECKING:
@@ -137,9 +139,7 @@ def _checked_exit_behavior(owner: str, value: object, allowed: tuple[str, ...]) 
     return value
 
 
-class ModelCallLimitMiddleware(
-    AgentMiddleware[ModelCallLimitState[ResponseT], ContextT, ResponseT]
-):
+class ModelCallLimitMiddleware(ModelCallCore[ModelCallLimitState[ResponseT], ContextT, ResponseT]):
     """Stop the agent once it has called its model ``thread_limit`` times in the thread (across
     invocations, with a checkpointer) or ``run_limit`` times in the current invocation.
 
@@ -186,21 +186,11 @@ class ModelCallLimitMiddleware(
         text = _limit_reached_message(thread_count, run_count, self.thread_limit, self.run_limit)
         return {"jump_to": "end", "messages": [AIMessage(content=text)]}
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
+    async def _wrap_model_call(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
     ) -> ExtendedModelResponse:
         """Count the call once it has returned."""
-        return ExtendedModelResponse(handler(request), _counted(request.state))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ExtendedModelResponse:
-        """Async twin of :meth:`wrap_model_call`."""
-        return ExtendedModelResponse(await handler(request), _counted(request.state))
+        return ExtendedModelResponse(await mode.call(handler, request), _counted(request.state))
 
     def _reached(self, thread_count: int, run_count: int) -> bool:
         return (self.thread_limit is not None and thread_count >= self.thread_limit) or (

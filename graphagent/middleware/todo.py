@@ -9,7 +9,7 @@ wrote it have scrolled far back or been summarised away.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
@@ -19,9 +19,10 @@ from langgraph.types import Command
 from langgraph.typing import ContextT
 from typing_extensions import TypedDict
 
+from graphagent._bridge import Mode
 from graphagent.errors import MiddlewareError
-from graphagent.middleware.base import AgentMiddleware
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.middleware._cores import ModelCallCore
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, ResponseT
 
 __all__ = [
@@ -155,7 +156,7 @@ write_todos: BaseTool = make_write_todos()
 """The ``write_todos`` tool with the default description."""
 
 
-class TodoListMiddleware(AgentMiddleware[PlanningState[ResponseT], ContextT, ResponseT]):
+class TodoListMiddleware(ModelCallCore[PlanningState[ResponseT], ContextT, ResponseT]):
     """Give the agent a to-do list: the ``write_todos`` tool, the ``todos`` state field, and
     instructions appended to the system message of every model call.
 
@@ -190,21 +191,12 @@ class TodoListMiddleware(AgentMiddleware[PlanningState[ResponseT], ContextT, Res
             tool = make_write_todos(tool_description)
         self.tools = [tool]
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
+    async def _wrap_model_call(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
         """Call the model with the planning instructions (and the reminder) added."""
-        return handler(self._with_planning(request))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`."""
-        return await handler(self._with_planning(request))
+        response: ModelResponse = await mode.call(handler, self._with_planning(request))
+        return response
 
     def after_model(
         self, state: PlanningState[ResponseT], runtime: Runtime[ContextT]

@@ -11,19 +11,19 @@ afresh for each call, and a later middleware or the final output still sees the 
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, NoReturn, Protocol, TypeAlias
+from typing import Any, Literal, NoReturn, Protocol, TypeAlias
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import MiddlewareError, hook_label
+from graphagent._bridge import Mode
+from graphagent.errors import MiddlewareError
 from graphagent.middleware._context_size import TokenCounter, tool_caller
-from graphagent.middleware.base import AgentMiddleware
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.middleware._cores import ModelCallCore
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
 __all__ = [
@@ -120,7 +120,7 @@ class ClearToolUsesEdit:
         return [answer, ai], [cleared, stripped]
 
 
-class ContextEditingMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class ContextEditingMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Apply ``edits`` to the messages of every model call (by default one
     :class:`ClearToolUsesEdit`). The agent state is never changed.
 
@@ -159,31 +159,18 @@ class ContextEditingMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, 
         self.token_count_method: TokenCountMethod = token_count_method
         self.token_counter = token_counter
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
-        """Call the model with the edited messages."""
-        return handler(
-            run_sync(self._edit(SYNC, request), hook_label(self.name, "wrap_model_call"))
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`; counting by the model or by a function of
-        yours (either may call a service) runs off the event loop."""
-        return await handler(await self._edit(ASYNC, request))
-
-    async def _edit(self, mode: Mode, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
-        """:meth:`_edited` through ``mode.offload`` unless it only counts approximately, which
-        is quick arithmetic on text."""
+    async def _wrap_model_call(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
+        """Call the model with the edited messages. Counting by the model or by a function of
+        yours (either may call a service) runs through ``mode.offload``, off the event loop;
+        the approximate count is quick arithmetic on text and runs inline."""
         if self.token_counter is None and self.token_count_method == "approximate":
-            return self._edited(request)
-        return await mode.offload(self._edited, request)
+            edited = self._edited(request)
+        else:
+            edited = await mode.offload(self._edited, request)
+        response: ModelResponse = await mode.call(handler, edited)
+        return response
 
     def _edited(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
         if not request.messages or not self.edits:

@@ -25,11 +25,12 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent.errors import MiddlewareError, hook_label
-from graphagent.middleware.base import AgentFacts, AgentMiddleware
+from graphagent._bridge import Mode
+from graphagent.errors import MiddlewareError
+from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware.base import AgentFacts
 from graphagent.models import HelperModel
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "LLMToolSelectorMiddleware"]
@@ -113,7 +114,7 @@ class Selection:
         return [SystemMessage(f"{self.prompt}\n\n{instruction}"), HumanMessage(self.query)]
 
 
-class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Narrow the tools of each model call to those a selection model finds relevant.
 
     ``model`` makes the selection (a chat model or a model id; by default the request's own
@@ -154,23 +155,12 @@ class LLMToolSelectorMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT,
                 f"its tools are {sorted(agent.tool_names)}. Fix the name(s) or add the tool(s)."
             )
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
+    async def _wrap_model_call(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelResponse:
         """Select the tools with one or two (nostream) calls, then call the model with them."""
-        return handler(
-            run_sync(self._narrow(SYNC, request), hook_label(self.name, "wrap_model_call"))
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`; a model id is built off the event loop."""
-        return await handler(await self._narrow(ASYNC, request))
+        response: ModelResponse = await mode.call(handler, await self._narrow(mode, request))
+        return response
 
     async def _narrow(self, mode: Mode, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
         """``request`` with only the tools the selection model picks; as it is when there is

@@ -152,6 +152,9 @@ if TYPE_CHECKING:
         PIIMiddleware as PIIMiddleware,
     )
     from graphagent.middleware.pii import (
+        RedactionRule as RedactionRule,
+    )
+    from graphagent.middleware.pii import (
         detect_credit_card as detect_credit_card,
     )
     from graphagent.middleware.pii import (
@@ -277,6 +280,7 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
         "PIIDetectionError",
         "PIIMatch",
         "PIIMiddleware",
+        "RedactionRule",
         "detect_credit_card",
         "detect_email",
         "detect_ip",
@@ -372,6 +376,7 @@ __all__ = [
     "PlanningState",
     "PrivateStateAttr",
     "ProviderToolSearchMiddleware",
+    "RedactionRule",
     "RejectDecision",
     "RespondDecision",
     "ResponseT",

@@ -21,6 +21,7 @@ from langgraph.typing import ContextT
 from graphagent._bridge import Mode
 from graphagent.errors import GraphAgentError, MiddlewareError
 from graphagent.middleware._cores import ModelCallCore, ToolCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._pii_detectors import (
     BUILTIN_DETECTORS,
     BuiltinType,
@@ -44,6 +45,8 @@ __all__ = [
     "PIIDetectionError",
     "PIIMatch",
     "PIIMiddleware",
+    "RedactionRule",
+    "ResolvedRedactionRule",
     "detect_credit_card",
     "detect_email",
     "detect_ip",
@@ -93,6 +96,67 @@ class _Rule:
         if strategy == "block":
             raise PIIDetectionError(self.pii_type, matches, f"{where} ({self.owner})")
         return replaced(text, matches, strategy)
+
+
+# -- rules as values of their own ----------------------------------------------------------
+
+
+@refuse_unknown_arguments
+@dataclass(frozen=True, slots=True)
+class RedactionRule:
+    """One type of personal data and what becomes of it: the ``pii_type``, ``strategy`` and
+    ``detector`` of a :class:`PIIMiddleware`, as a value to keep and share. Checked when made
+    (``MiddlewareError``, a ``ValueError``); :meth:`resolve` makes it ready to apply to a text.
+    """
+
+    pii_type: BuiltinType | str
+    strategy: Strategy = "redact"
+    detector: Detector | str | None = None
+
+    def __post_init__(self) -> None:
+        self.resolve()
+
+    def resolve(self) -> ResolvedRedactionRule:
+        """The rule with its detector as a checked function, ready to :meth:`apply
+        <ResolvedRedactionRule.apply>`."""
+        owner = f"RedactionRule({self.pii_type!r})"
+        if not isinstance(self.pii_type, str) or not self.pii_type:
+            raise MiddlewareError(
+                f"RedactionRule: pii_type={self.pii_type!r} must be a non-empty string; the "
+                f"built-in types are {sorted(BUILTIN_DETECTORS)}."
+            )
+        if self.strategy not in get_args(Strategy):
+            raise MiddlewareError(
+                f"{owner}: strategy={self.strategy!r} is unknown; use one of "
+                f"{list(get_args(Strategy))}."
+            )
+        detect = resolve_detector(owner, self.pii_type, self.detector)
+        return ResolvedRedactionRule(self.pii_type, self.strategy, detect)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRedactionRule:
+    """A :class:`RedactionRule` ready to apply: its detector always returns checked matches."""
+
+    pii_type: str
+    strategy: Strategy
+    detector: FindMatches
+
+    def apply(self, content: str) -> tuple[str, list[PIIMatch]]:
+        """``content`` with every match replaced as ``PIIMiddleware`` replaces it, and the
+        matches replaced (``content`` itself and ``[]`` when there are none). Under ``"block"``
+        a match raises :class:`PIIDetectionError`."""
+        if not isinstance(content, str):
+            raise TypeError(
+                f"RedactionRule({self.pii_type!r}).apply() takes a str, got "
+                f"{type(content).__name__}; apply it to each text of a message."
+            )
+        matches = without_overlaps(self.detector(content))
+        if not matches:
+            return content, []
+        if self.strategy == "block":
+            raise PIIDetectionError(self.pii_type, matches)
+        return replaced(content, matches, self.strategy), matches
 
 
 # -- message content ------------------------------------------------------------------------
@@ -154,6 +218,7 @@ def _with_content(message: M, content: Content) -> M:
 # -- the middleware -------------------------------------------------------------------------
 
 
+@refuse_unknown_arguments
 class PIIMiddleware(
     ModelCallCore[AgentState[ResponseT], ContextT, ResponseT],
     ToolCallCore[AgentState[ResponseT], ContextT, ResponseT],

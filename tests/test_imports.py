@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import langgraph.runtime
 import pytest
 
 import graphagent.middleware as middleware
@@ -75,3 +76,7 @@ def test_every_exported_name_resolves() -> None:
 def test_a_name_that_is_not_exported_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="NoSuchMiddleware"):
         middleware.NoSuchMiddleware  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_runtime_is_langgraphs_as_in_langchain() -> None:
+    assert middleware.Runtime is langgraph.runtime.Runtime

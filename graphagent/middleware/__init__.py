@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
@@ -381,6 +382,7 @@ __all__ = [
     "RespondDecision",
     "ResponseT",
     "ReviewConfig",
+    "Runtime",
     "ShellToolMiddleware",
     "Spend",
     "SummarizationMiddleware",

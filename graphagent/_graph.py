@@ -13,6 +13,7 @@ from graphagent._model_node import ModelSetup, model_node
 from graphagent._nodes import destinations, hook_node, router
 from graphagent._plan import MODEL_NODE, TOOLS_NODE, Plan
 from graphagent._tool_node import ToolRegistry, tools_node
+from graphagent._trace_policy import node_trace_policy
 
 
 def build_graph(
@@ -34,7 +35,11 @@ def build_graph(
     state_keys = frozenset(schemas.fields)
     plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
     for hook in plan.node_hooks:
-        graph.add_node(hook.node, hook_node(hook, plan.routes[hook.node], state_keys))
+        graph.add_node(
+            hook.node,
+            hook_node(hook, plan.routes[hook.node], state_keys),
+            trace_policy=node_trace_policy(hook.middleware),
+        )
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.wrap_tool_call))
     offered = (*plan.tools, *plan.provider_tools)
     setup = ModelSetup(

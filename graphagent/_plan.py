@@ -24,6 +24,7 @@ from graphagent._hookspec import (
     jump_targets,
     near_hook,
 )
+from graphagent._trace_policy import check_trace_policy
 from graphagent.errors import (
     DuplicateMiddlewareError,
     HooklessMiddlewareWarning,
@@ -143,6 +144,7 @@ def compile_plan(
     provider_tools = tuple(t for t in tools if isinstance(t, dict))
     facts = AgentFacts(all_tools, checkpointer, provider_tools, checkpointing_disabled)
     for item in stack:
+        check_trace_policy(item)
         item.validate_agent(facts)
     after_model = tuple(reversed(hooks["after_model"]))
     after_agent = tuple(reversed(hooks["after_agent"]))

@@ -236,6 +236,15 @@ if TYPE_CHECKING:
     from graphagent.middleware.tool_selection import (
         LLMToolSelectorMiddleware as LLMToolSelectorMiddleware,
     )
+    from graphagent.middleware.trace_policy import (
+        TracePolicy as TracePolicy,
+    )
+    from graphagent.middleware.trace_policy import (
+        configure_trace_policy as configure_trace_policy,
+    )
+    from graphagent.middleware.trace_policy import (
+        omit_payload as omit_payload,
+    )
 
 # Each built-in module and the public names it gives this package.
 _BUILT_INS: dict[str, tuple[str, ...]] = {
@@ -310,6 +319,7 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
         "ToolCallLimitMiddleware",
         "ToolCallLimitState",
     ),
+    "trace_policy": ("TracePolicy", "configure_trace_policy", "omit_payload"),
     "tool_emulator": ("LLMToolEmulator",),
     "tool_error": ("ToolErrorMiddleware",),
     "tool_retry": ("ToolRetryMiddleware",),
@@ -394,11 +404,13 @@ __all__ = [
     "ToolCallRequest",
     "ToolErrorMiddleware",
     "ToolRetryMiddleware",
+    "TracePolicy",
     "TriggerClause",
     "after_agent",
     "after_model",
     "before_agent",
     "before_model",
+    "configure_trace_policy",
     "detect_credit_card",
     "detect_email",
     "detect_ip",
@@ -406,6 +418,7 @@ __all__ = [
     "detect_url",
     "dynamic_prompt",
     "hook_config",
+    "omit_payload",
     "wrap_agent",
     "wrap_model_call",
     "wrap_tool_call",

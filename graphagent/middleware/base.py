@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.types import Command
+from langgraph.types import Command, TracePolicy
 from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
 
@@ -62,6 +62,12 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
     tools: Sequence[BaseTool] = ()
     """Tools registered with the agent alongside the agent's own."""
+
+    trace_policy: TracePolicy | None = None
+    """What the traces of this middleware's hook calls record (``None``: the process-wide default
+    of ``configure_trace_policy``, else everything): e.g.
+    ``TracePolicy(process_inputs=omit_payload)`` keeps the runs and their timing but drops the
+    state each hook received. It shapes the callback (LangSmith) runs of the node hooks."""
 
     _name: str | None = None
 

@@ -20,6 +20,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 from graphagent.structured_output import StructuredOutputError
@@ -36,6 +37,9 @@ class ModelRefusalMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, Resp
     With ``stream_mode="messages"`` the refused reply's tokens may already have been streamed
     before the error is raised.
     """
+
+    trace_policy = TracePolicy(process_inputs=omit_payload)
+    """Hook traces keep their timing but not the request (its messages are on the call's span)."""
 
     async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]

@@ -17,6 +17,7 @@ from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareErr
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, covers, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
+from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["AOnError", "ErrorContent", "OnError", "ToolErrorMiddleware"]
@@ -45,6 +46,9 @@ class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
     middleware to some tools (names or tools). Interrupts and other langgraph control-flow
     exceptions always pass through untouched.
     """
+
+    trace_policy = TracePolicy(process_inputs=omit_payload)
+    """Hook traces keep their timing but not the request (its messages are on the call's span)."""
 
     def __init__(
         self,

@@ -1,0 +1,64 @@
+"""Trace policies in the engine: which policy is in effect for a middleware, and what it records.
+
+The policy in effect for a middleware is its own ``trace_policy``, else the process-wide default
+(``configure_trace_policy`` in :mod:`graphagent.middleware.trace_policy`, the public side). Both
+are read each time a hook runs, so a default configured after the agent was built still applies.
+It shapes the runs langchain-core callbacks (LangSmith) record for the middleware's node hooks,
+through langgraph's ``add_node(trace_policy=...)``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
+
+from langgraph.types import TracePolicy
+
+from graphagent.errors import MiddlewareError
+
+if TYPE_CHECKING:
+    from graphagent.middleware.base import AgentMiddleware
+
+Field = Literal["process_inputs", "process_outputs"]
+
+_default: TracePolicy | None = None
+
+
+def set_default(policy: TracePolicy | None) -> None:
+    """Make ``policy`` the process-wide default (checked by the caller)."""
+    global _default
+    _default = policy
+
+
+def check_trace_policy(middleware: AgentMiddleware[Any, Any, Any]) -> None:
+    """Refuse, when the agent is built, a ``trace_policy`` attribute that is not a policy."""
+    policy = middleware.trace_policy
+    if policy is not None and not isinstance(policy, TracePolicy):
+        raise MiddlewareError(
+            f"'{middleware.name}' has trace_policy={policy!r} ({type(policy).__name__}); set it "
+            "to a TracePolicy (from graphagent.middleware), e.g. "
+            "TracePolicy(process_inputs=omit_payload), or to None."
+        )
+
+
+def effective_policy(middleware: AgentMiddleware[Any, Any, Any]) -> TracePolicy | None:
+    """The middleware's own policy, else the process-wide default."""
+    own = middleware.trace_policy
+    return own if own is not None else _default
+
+
+def recorded(middleware: AgentMiddleware[Any, Any, Any], field: Field, value: Any) -> Any:
+    """What the policy in effect for ``middleware`` records of ``value``: ``value`` itself (the
+    same object) when no policy sets ``field``."""
+    policy = effective_policy(middleware)
+    process = getattr(policy, field) if policy is not None else None
+    return value if process is None else process(value)
+
+
+def node_trace_policy(middleware: AgentMiddleware[Any, Any, Any]) -> TracePolicy:
+    """The policy of a node hook's graph node, for langgraph's ``add_node``: it looks up the
+    policy in effect each time the node runs."""
+    return TracePolicy(
+        process_inputs=partial(recorded, middleware, "process_inputs"),
+        process_outputs=partial(recorded, middleware, "process_outputs"),
+    )

@@ -1,0 +1,63 @@
+"""Trace policies: what the traces of a middleware's hook calls record.
+
+``TracePolicy`` and ``omit_payload`` are langgraph's (``langgraph.types``), as in LangChain;
+graphagent's ``TracePolicy`` also checks its arguments when it is made. A middleware's
+``trace_policy`` attribute, else the default set by :func:`configure_trace_policy`, shapes what
+the callback (LangSmith) runs of its node hooks record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.types import TracePolicy as LangGraphTracePolicy
+from langgraph.types import omit_payload
+
+from graphagent import _trace_policy
+from graphagent.errors import MiddlewareTypeError
+from graphagent.middleware._options import refuse_unknown_arguments
+
+__all__ = ["TracePolicy", "configure_trace_policy", "omit_payload"]
+
+Processor = Callable[[Any], Any]
+
+
+@refuse_unknown_arguments
+class TracePolicy(LangGraphTracePolicy):
+    """What a middleware's hook traces record: ``process_inputs`` turns what a hook received, and
+    ``process_outputs`` what it returned, into what is recorded (``omit_payload`` records
+    nothing). Either may be left out; the trace and its timing are kept in every case.
+
+    langgraph's ``TracePolicy``, whose arguments are checked when it is made; graphagent accepts
+    langgraph's own class wherever it takes this one.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self, *, process_inputs: Processor | None = None, process_outputs: Processor | None = None
+    ) -> None:
+        for name, value in (
+            ("process_inputs", process_inputs),
+            ("process_outputs", process_outputs),
+        ):
+            if value is not None and not callable(value):
+                raise MiddlewareTypeError(
+                    f"TracePolicy({name}={value!r}) is not callable; pass a function taking the "
+                    "payload and returning what to record (omit_payload records nothing), or "
+                    "leave it out to record the payload as it is."
+                )
+        super().__init__(process_inputs=process_inputs, process_outputs=process_outputs)
+
+
+def configure_trace_policy(policy: LangGraphTracePolicy | None) -> None:
+    """Set the process-wide default ``TracePolicy`` of middleware hook traces (``None`` clears
+    it). A middleware's own ``trace_policy`` replaces it as a whole (no field-by-field merge).
+    Read each time a hook runs, so it applies to agents built before the call too."""
+    if policy is not None and not isinstance(policy, LangGraphTracePolicy):
+        raise MiddlewareTypeError(
+            f"configure_trace_policy({policy!r}) got {type(policy).__name__}; pass a "
+            "TracePolicy (from graphagent.middleware), or None to clear the default."
+        )
+    _trace_policy.set_default(policy)

@@ -11,6 +11,7 @@ from langgraph.graph import StateGraph
 
 from graphagent._model_node import ModelSetup, model_node
 from graphagent._nodes import destinations, hook_node, router
+from graphagent._observe import observed
 from graphagent._plan import MODEL_NODE, TOOLS_NODE, Plan
 from graphagent._tool_node import ToolRegistry, tools_node
 from graphagent._trace_policy import node_trace_policy
@@ -25,6 +26,7 @@ def build_graph(
     name: str | None,
     response_format: Any = None,
 ) -> StateGraph[Any, Any, Any, Any]:
+    plan = observed(plan)
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
         schemas.state,

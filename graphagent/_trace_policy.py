@@ -3,12 +3,16 @@
 The policy in effect for a middleware is its own ``trace_policy``, else the process-wide default
 (``configure_trace_policy`` in :mod:`graphagent.middleware.trace_policy`, the public side). Both
 are read each time a hook runs, so a default configured after the agent was built still applies.
-It shapes the runs langchain-core callbacks (LangSmith) record for the middleware's node hooks,
-through langgraph's ``add_node(trace_policy=...)``.
+It shapes:
+
+- the runs langchain-core callbacks (LangSmith) record for the middleware's node hooks, through
+  langgraph's ``add_node(trace_policy=...)``;
+- the hook spans of ``OtelTracingMiddleware(trace_hooks=True, record_content=True)``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +24,7 @@ if TYPE_CHECKING:
     from graphagent.middleware.base import AgentMiddleware
 
 Field = Literal["process_inputs", "process_outputs"]
+WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call")
 
 _default: TracePolicy | None = None
 
@@ -62,3 +67,13 @@ def node_trace_policy(middleware: AgentMiddleware[Any, Any, Any]) -> TracePolicy
         process_inputs=partial(recorded, middleware, "process_inputs"),
         process_outputs=partial(recorded, middleware, "process_outputs"),
     )
+
+
+def hook_inputs(hook: str, payload: Any) -> Any:
+    """What ``process_inputs`` is given for one call of ``hook``, in the shapes LangChain's traces
+    give it: a node hook's state; for a wrap hook, ``{"request": {field: value}}`` with the
+    request's fields but its runtime."""
+    if hook not in WRAP_HOOKS or not dataclasses.is_dataclass(payload):
+        return payload
+    fields = dataclasses.fields(payload)
+    return {"request": {f.name: getattr(payload, f.name) for f in fields if f.name != "runtime"}}

@@ -7,13 +7,21 @@ Plain Python, no OpenTelemetry: each function returns the attributes for ``otel.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_messages
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
 
+from graphagent._trace_policy import Field, hook_inputs, recorded
 from graphagent.middleware._otel_semconv import (
+    HOOK_INPUT,
+    HOOK_OUTPUT,
     INPUT_MESSAGES,
     INTERRUPT_VALUE,
     OUTPUT_MESSAGES,
@@ -26,6 +34,10 @@ from graphagent.requests import ModelRequest
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    from graphagent.middleware.base import AgentMiddleware
+
+logger = logging.getLogger(__name__)
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 
@@ -67,6 +79,52 @@ def tool_output(result: ToolMessage) -> dict[str, str]:
 def interrupt_value(interrupt: Any) -> dict[str, str]:
     """What an interrupt asked, for its ``graphagent.interrupt`` event."""
     return {INTERRUPT_VALUE: _json(getattr(interrupt, "value", None))}
+
+
+def hook_input(
+    middleware: AgentMiddleware[Any, Any, Any], hook: str, payload: Any
+) -> dict[str, str]:
+    """What a hook received (the state, or the request), as its trace policy records it."""
+    return _hook_payload(HOOK_INPUT, middleware, "process_inputs", hook_inputs(hook, payload))
+
+
+def hook_output(middleware: AgentMiddleware[Any, Any, Any], result: Any) -> dict[str, str]:
+    """What a hook returned, as its trace policy records it."""
+    return _hook_payload(HOOK_OUTPUT, middleware, "process_outputs", result)
+
+
+def _hook_payload(
+    key: str, middleware: AgentMiddleware[Any, Any, Any], field: Field, value: Any
+) -> dict[str, str]:
+    try:
+        shown = recorded(middleware, field, value)
+        return {key: json.dumps(shown, ensure_ascii=False, default=_plain)}
+    except Exception:  # telemetry never fails a run; nothing rather than more than asked for
+        logger.warning(
+            "The trace policy of '%s' (%s) failed; its hook span records no payload.",
+            middleware.name,
+            field,
+            exc_info=True,
+        )
+        return {}
+
+
+def _plain(value: Any) -> Any:
+    """What ``json`` writes for a value it cannot write itself: a message in the conventions'
+    shape, a tool or a model by its name, a record by its fields, anything else as text."""
+    if isinstance(value, BaseMessage):
+        return _message_json(value)
+    if isinstance(value, BaseTool):
+        return value.name
+    if isinstance(value, Runnable):
+        return type(value).__name__
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, set | frozenset):
+        return list(value)
+    return str(value)
 
 
 def _json(value: Any) -> str:

@@ -49,6 +49,10 @@ CLOSED_EARLY = "graphagent.closed_early"
 INTERRUPT_EVENT = "graphagent.interrupt"
 INTERRUPT_ID = "graphagent.interrupt.id"
 INTERRUPT_VALUE = "graphagent.interrupt.value"
+MIDDLEWARE_NAME = "graphagent.middleware.name"
+HOOK_NAME = "graphagent.hook.name"
+HOOK_INPUT = "graphagent.hook.input"
+HOOK_OUTPUT = "graphagent.hook.output"
 TOOL_ERROR = "tool_error"
 """``error.type`` of a tool call answered with an error ToolMessage (the exception, if any, was
 turned into that message by a wrapper inside this one)."""
@@ -102,6 +106,11 @@ def tool_attributes(request: ToolCallRequest) -> dict[str, Any]:
     if request.tool is not None and request.tool.description:
         attributes[TOOL_DESCRIPTION] = request.tool.description
     return attributes
+
+
+def hook_attributes(middleware: str, hook: str) -> dict[str, str]:
+    """A hook span's attributes: whose hook it is, and which."""
+    return {MIDDLEWARE_NAME: middleware, HOOK_NAME: hook}
 
 
 def _model_params(model: Any, settings: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.runtime import Runtime
 
+    from graphagent._observe import HookObserver
+
 StateT = DefaultTypeVar("StateT", default=AgentState[Any])
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,8 +68,10 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
     trace_policy: TracePolicy | None = None
     """What the traces of this middleware's hook calls record (``None``: the process-wide default
     of ``configure_trace_policy``, else everything): e.g.
-    ``TracePolicy(process_inputs=omit_payload)`` keeps the runs and their timing but drops the
-    state each hook received. It shapes the callback (LangSmith) runs of the node hooks."""
+    ``TracePolicy(process_inputs=omit_payload)`` keeps the spans and their timing but drops the
+    state or request each hook received. It shapes the callback (LangSmith) runs of the node
+    hooks and the hook spans of ``OtelTracingMiddleware(trace_hooks=True)``; the model call's own
+    span still records the messages."""
 
     _name: str | None = None
 
@@ -86,6 +90,11 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
     order: int = 0
     """Higher is outer: earlier for ``before_*`` and wrap hooks, later for ``after_*``. Middleware
     with equal ``order`` keep their list order."""
+
+    def _hook_observer(self) -> HookObserver | None:
+        """graphagent-internal: what watches the hook calls of the agent's other middleware, if
+        this middleware does (``OtelTracingMiddleware(trace_hooks=True)``)."""
+        return None
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Called once when an agent is built with this middleware, before anything is built.

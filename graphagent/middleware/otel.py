@@ -23,6 +23,7 @@ from graphagent.errors import MiddlewareError
 from graphagent.middleware import _otel_content as content
 from graphagent.middleware import _otel_semconv as semconv
 from graphagent.middleware._cores import ModelCallCore, ToolCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 
 # A name of this module: the tests replace it to check that a no-op run builds no attributes.
 from graphagent.middleware._otel_semconv import chat_attributes as _chat_attributes
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.runtime import Runtime
+
+    from graphagent._observe import HookObserver
 
 __all__ = ["OtelTracingMiddleware"]
 
@@ -84,6 +87,7 @@ class _RunScope:
     token: Token[Context]
 
 
+@refuse_unknown_arguments
 class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
     """Trace every run, model call and tool call as OpenTelemetry spans.
 
@@ -93,6 +97,7 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
     the span that was current there. Every span ends on every path out of a run; an exception
     sets status ERROR and ``error.type``; an interrupt ends the run normally with
     ``graphagent.interrupted = true`` and one ``graphagent.interrupt`` event per interrupt.
+    With ``trace_hooks``, each call of another middleware's hook gets a span of its own.
 
     Args:
         tracer_provider: Where spans go. ``None`` (the default) uses the global provider,
@@ -100,6 +105,11 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
         record_content: Also record messages, system instructions, tool arguments and tool
             results (``gen_ai.input.messages`` etc., as JSON strings). Off by default: they may
             hold personal or secret data.
+        trace_hooks: Also open a span for every call of the other middleware's hooks (node
+            hooks, ``wrap_model_call``, ``wrap_tool_call``), named ``{middleware}.{hook}`` like
+            its graph node. With ``record_content`` it records what the hook received and
+            returned, as the middleware's ``TracePolicy`` (or ``configure_trace_policy``'s
+            default) shapes it.
 
     ``order = 1000``: observers sit outermost wherever they are listed, so the run span covers
     every other ``wrap_agent`` hook, and a ``chat``/``execute_tool`` span covers the call as the
@@ -113,7 +123,10 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
     order = 1000
 
     def __init__(
-        self, tracer_provider: TracerProvider | None = None, record_content: bool = False
+        self,
+        tracer_provider: TracerProvider | None = None,
+        record_content: bool = False,
+        trace_hooks: bool = False,
     ) -> None:
         if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", 0)):
             raise MiddlewareError(
@@ -125,8 +138,13 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
             raise MiddlewareError(
                 f"OtelTracingMiddleware: record_content={record_content!r} must be True or False."
             )
+        if not isinstance(trace_hooks, bool):
+            raise MiddlewareError(
+                f"OtelTracingMiddleware: trace_hooks={trace_hooks!r} must be True or False."
+            )
         self.tracer_provider = tracer_provider
         self.record_content = record_content
+        self.trace_hooks = trace_hooks
         self._cached: tuple[TracerProvider, Tracer] | None = None
 
     # -- the run ------------------------------------------------------------------------------
@@ -171,6 +189,35 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
             result = await mode.call(handler, request)
         _end_tool(span, result, self.record_content)
         return result
+
+    # -- the other middleware's hooks ---------------------------------------------------------
+
+    def _hook_observer(self) -> HookObserver | None:
+        return self._hook_span if self.trace_hooks else None
+
+    @contextmanager
+    def _hook_span(
+        self, middleware: AgentMiddleware[Any, Any, Any], hook: str, payload: Any
+    ) -> Iterator[Callable[[Any], None]]:
+        """A span around one call of another middleware's hook, current while it runs."""
+        run = self._current_run()
+        if run is None:
+            yield _ignore
+            return
+        attributes = semconv.hook_attributes(middleware.name, hook)
+        span = run.tracer.start_span(
+            f"{middleware.name}.{hook}", kind=SpanKind.INTERNAL, attributes=attributes
+        )
+        recording = self.record_content and span.is_recording()
+        if recording:
+            _set_attributes(span, content.hook_input(middleware, hook, payload))
+        with _current(span, self.record_content):
+            yield (
+                (lambda result: _record_hook_output(span, middleware, result))
+                if recording
+                else _ignore
+            )
+        span.end()
 
     # -- starting spans -----------------------------------------------------------------------
 
@@ -326,6 +373,16 @@ def _end_tool(span: Span, result: ToolResult, record_content: bool) -> None:
             span.set_attribute(semconv.ERROR_TYPE, semconv.TOOL_ERROR)
             span.set_status(Status(StatusCode.ERROR, "the tool answered with an error message"))
     span.end()
+
+
+def _record_hook_output(
+    span: Span, middleware: AgentMiddleware[Any, Any, Any], result: Any
+) -> None:
+    _set_attributes(span, content.hook_output(middleware, result))
+
+
+def _ignore(result: Any) -> None:
+    """What a hook returned, when its call is not recorded."""
 
 
 def _name_run(run: _Run, reply: AIMessage) -> None:

@@ -3,7 +3,8 @@
 ``TracePolicy`` and ``omit_payload`` are langgraph's (``langgraph.types``), as in LangChain;
 graphagent's ``TracePolicy`` also checks its arguments when it is made. A middleware's
 ``trace_policy`` attribute, else the default set by :func:`configure_trace_policy`, shapes what
-the callback (LangSmith) runs of its node hooks record.
+the callback (LangSmith) runs of its node hooks and its ``OtelTracingMiddleware`` hook spans
+record.
 """
 
 from __future__ import annotations

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
@@ -31,10 +30,14 @@ from graphagent.middleware._execution import (
     HostExecutionPolicy,
 )
 from graphagent.middleware._options import refuse_unknown_arguments
-from graphagent.middleware._pii_detectors import FindMatches, PIIMatch, resolve_detector
-from graphagent.middleware._pii_redaction import Strategy, replaced, without_overlaps
 from graphagent.middleware._shell_session import CommandResult, SessionConfig, ShellSession
 from graphagent.middleware.base import AgentMiddleware
+from graphagent.middleware.pii import (
+    PIIDetectionError,
+    PIIMatch,
+    RedactionRule,
+    ResolvedRedactionRule,
+)
 from graphagent.state import AgentState, ResponseT
 
 __all__ = [
@@ -90,15 +93,6 @@ def _input_problem(command: str | None, restart: bool | None) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Redaction:
-    """One redaction rule, resolved: what it finds, and what it does with it."""
-
-    pii_type: str
-    strategy: Strategy
-    detect: FindMatches
-
-
 @refuse_unknown_arguments
 class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Give the agent a ``shell`` tool: a persistent bash session, one per run.
@@ -112,9 +106,9 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
             are logged, not raised). Skipped when the run is cancelled mid-command.
         execution_policy: How the shell is launched and limited (timeouts, output caps).
             Default: ``HostExecutionPolicy()``, which runs commands on this host.
-        redaction_rules: Rules (``pii_type``, ``strategy``, ``detector``, as LangChain's
-            ``RedactionRule``) applied to each command's output before the model sees it. They
-            hide data from the model; they do not stop a command from sending it elsewhere.
+        redaction_rules: ``RedactionRule`` objects (or LangChain's) applied to each command's
+            output before the model sees it. They hide data from the model; they do not stop a
+            command from sending it elsewhere.
         tool_description: The tool's description for the model.
         tool_name: The tool's name (default ``"shell"``).
         shell_command: The shell to launch (a path, or a command with arguments); default
@@ -130,7 +124,7 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
         startup_commands: Sequence[str] | str | None = None,
         shutdown_commands: Sequence[str] | str | None = None,
         execution_policy: BaseExecutionPolicy | None = None,
-        redaction_rules: Sequence[Any] | None = None,
+        redaction_rules: Sequence[RedactionRule | Any] | None = None,
         tool_description: str | None = None,
         tool_name: str = SHELL_TOOL_NAME,
         shell_command: Sequence[str] | str | None = None,
@@ -271,13 +265,12 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
         """``text`` with every rule applied, the matches by type, and the type that blocks it."""
         found: dict[str, list[PIIMatch]] = {}
         for rule in self._redactions:
-            matches = without_overlaps(rule.detect(text))
-            if not matches:
-                continue
-            if rule.strategy == "block":
-                return text, {rule.pii_type: matches}, rule.pii_type
-            text = replaced(text, matches, rule.strategy)
-            found.setdefault(rule.pii_type, []).extend(matches)
+            try:
+                text, matches = rule.apply(text)
+            except PIIDetectionError as blocked:
+                return text, {rule.pii_type: blocked.matches}, rule.pii_type
+            if matches:
+                found.setdefault(rule.pii_type, []).extend(matches)
         return text, found, None
 
     def _message(
@@ -343,14 +336,16 @@ def _commands(parameter: str, value: Sequence[str] | str | None) -> tuple[str, .
     return commands
 
 
-def _redaction(rule: Any) -> _Redaction:
-    pii_type = getattr(rule, "pii_type", None)
-    strategy: Strategy = getattr(rule, "strategy", "redact")
-    if not isinstance(pii_type, str) or not pii_type or strategy not in get_args(Strategy):
+def _redaction(rule: Any) -> ResolvedRedactionRule:
+    """A rule ready to apply: a ``RedactionRule``, or any object with its fields (LangChain's)."""
+    if isinstance(rule, RedactionRule):
+        return rule.resolve()
+    pii_type: Any = getattr(rule, "pii_type", None)
+    strategy: Any = getattr(rule, "strategy", "redact")
+    try:
+        return RedactionRule(pii_type, strategy, getattr(rule, "detector", None)).resolve()
+    except MiddlewareError as error:
         raise MiddlewareError(
-            f"ShellToolMiddleware: redaction rule {rule!r} needs a pii_type (a non-empty string) "
-            f"and a strategy among {list(get_args(Strategy))}; pass RedactionRule(pii_type=..., "
-            "strategy=..., detector=...) objects."
-        )
-    detect = resolve_detector("ShellToolMiddleware", pii_type, getattr(rule, "detector", None))
-    return _Redaction(pii_type, strategy, detect)
+            f"ShellToolMiddleware: the redaction rule {rule!r} cannot be used ({error}); pass "
+            "RedactionRule(pii_type=..., strategy=..., detector=...) objects."
+        ) from None

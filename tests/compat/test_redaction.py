@@ -1,6 +1,7 @@
 """LangChain 1.5's ``RedactionRule``: one type of personal data and what becomes of it, as a
 value of its own (``resolve()``, then ``apply(text)``); it redacts exactly as ``PIIMiddleware``
-with the same ``pii_type``, ``strategy`` and ``detector`` does."""
+with the same ``pii_type``, ``strategy`` and ``detector`` does, and ``ShellToolMiddleware``
+applies a list of them to command output."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 
-from graphagent import create_agent
+from graphagent import MiddlewareError, create_agent
 from graphagent.middleware import (
     PIIDetectionError,
     PIIMatch,
     PIIMiddleware,
     RedactionRule,
+    ShellToolMiddleware,
 )
 from graphagent.testing import ScriptedChatModel, calls
+from tests.compat.test_shell_tool import agent_for, replies, run, shell
 from tests.conftest import run_agent
 
 EMAIL = "jane.doe@example.com"
@@ -129,7 +132,37 @@ def test_block_stops_pii_middleware_and_the_rule_alike(how_call: str) -> None:
     assert model.calls == []
 
 
+def test_the_shell_tool_applies_rules_to_command_output(how_call: str) -> None:
+    rules = [RedactionRule("email", strategy="hash"), RedactionRule("credit_card")]
+    command = shell(f"echo '{TEXT}'")
+
+    (reply,) = replies(
+        run(agent_for(ShellToolMiddleware(redaction_rules=rules), [command]), how_call)
+    )
+
+    expected = TEXT
+    for rule in rules:
+        expected = rule.resolve().apply(expected)[0]
+    assert reply.content == expected + "\n"
+    assert [m["value"] for m in reply.artifact["redaction_matches"]["email"]] == [EMAIL]
+
+
+def test_a_blocking_rule_keeps_the_output_from_the_model(how_call: str) -> None:
+    rule = RedactionRule("api_key", strategy="block", detector=r"sk-[A-Za-z0-9]{8,}")
+    agent = agent_for(ShellToolMiddleware(redaction_rules=[rule]), [shell(f"echo '{TEXT}'")])
+
+    (reply,) = replies(run(agent, how_call))
+
+    assert (reply.content, reply.status) == ("Output blocked: detected api_key.", "error")
+    assert [m["value"] for m in reply.artifact["matches"]["api_key"]] == ["sk-abcdef123456"]
+
+
 # -- bad input ------------------------------------------------------------------------------------
+
+
+def test_the_shell_tool_refuses_what_is_not_a_rule() -> None:
+    with pytest.raises(MiddlewareError, match=r"ShellToolMiddleware: the redaction rule 'email'"):
+        ShellToolMiddleware(redaction_rules=["email"])
 
 
 def test_a_misspelled_argument_names_the_class_and_the_closest_name() -> None:

@@ -27,7 +27,7 @@ from graphagent.middleware._options import refuse_unknown_arguments
 
 # A name of this module: the tests replace it to check that a no-op run builds no attributes.
 from graphagent.middleware._otel_semconv import chat_attributes as _chat_attributes
-from graphagent.middleware.base import ToolResult
+from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.requests import ModelRequest, ModelResponse
 
 try:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
-from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
 
 if TYPE_CHECKING:
     from graphagent._bridge import Mode
@@ -317,7 +317,7 @@ def _helper_choice(owner: str, option: str, value: object) -> BaseChatModel | Mo
     if isinstance(value, BaseChatModel):
         return value
     if not isinstance(value, str):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"{owner}: {option} is {type(value).__name__}; pass a chat model or a model id such "
             "as 'openai:gpt-4o-mini'."
         )

@@ -10,7 +10,7 @@ silently in its place.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NotRequired
 
@@ -22,11 +22,11 @@ from pydantic import JsonValue
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
+from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._decisions import answer_to, checked_classifier, classify
-from graphagent.middleware._lazy_model import LazyModel
 from graphagent.middleware._options import refuse_unknown_arguments
-from graphagent.middleware.base import AgentMiddleware
-from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
+from graphagent.models import HelperModel
+from graphagent.requests import ModelCallResult, ModelRequest
 from graphagent.state import AgentState, ResponseT
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class RouterConfig:
 
 
 @refuse_unknown_arguments
-class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], ContextT, ResponseT]):
+class ModelRouterMiddleware(ModelCallCore[ModelRouterState[ResponseT], ContextT, ResponseT]):
     """Send each run's model calls to the model a decision model picks for the user's request.
 
     ``choices`` names the routes (at least one), each a :class:`ModelChoice`. ``instructions``
@@ -94,7 +94,7 @@ class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], Context
         )
         self.classifier = checked_classifier(owner, classifier)
         self._models = {
-            route: LazyModel(owner, f"choices[{route!r}].model", choice.model)
+            route: HelperModel(owner, f"choices[{route!r}].model", choice.model)
             for route, choice in self.config.choices.items()
         }
         criteria = {route: choice.criteria for route, choice in self.config.choices.items()}
@@ -103,7 +103,7 @@ class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], Context
     @property
     def models(self) -> dict[str, BaseChatModel]:
         """Each route's model; reading this builds any model given as an id and not built yet."""
-        return {route: model.get() for route, model in self._models.items()}
+        return {route: model.model for route, model in self._models.items()}
 
     def before_agent(
         self, state: ModelRouterState[ResponseT], runtime: Runtime[ContextT]
@@ -117,24 +117,6 @@ class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], Context
         """Async twin of :meth:`before_agent`."""
         return await self._route(ASYNC, state)
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse],
-    ) -> ModelCallResult:
-        """Call the model of this run's route."""
-        return run_sync(
-            self._call(SYNC, request, handler), hook_label(self.name, "wrap_model_call")
-        )
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse]],
-    ) -> ModelCallResult:
-        """Async twin of :meth:`wrap_model_call`; a model id is built off the event loop."""
-        return await self._call(ASYNC, request, handler)
-
     async def _route(self, mode: Mode, state: ModelRouterState[Any]) -> dict[str, Any]:
         message = self._latest_user_message(state)
         response = await classify(mode, self.name, self.classifier, message, self._questions)
@@ -142,12 +124,15 @@ class ModelRouterMiddleware(AgentMiddleware[ModelRouterState[ResponseT], Context
         self._model_of(answer.choice)  # an unknown label ends the run here, before any model call
         return {"model_route": answer}
 
-    async def _call(self, mode: Mode, request: ModelRequest[Any], handler: Any) -> ModelCallResult:
-        model = await self._model_of(_chosen(self.name, request.state)).resolve(mode)
+    async def _wrap_model_call(
+        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+    ) -> ModelCallResult:
+        """Call the model of this run's route (a model id is built off the event loop)."""
+        model = await self._model_of(_chosen(self.name, request.state)).get(mode)
         result: ModelCallResult = await mode.call(handler, request.override(model=model))
         return result
 
-    def _model_of(self, route: str) -> LazyModel:
+    def _model_of(self, route: str) -> HelperModel:
         model = self._models.get(route)
         if model is None:
             raise ValueError(

@@ -23,6 +23,8 @@ from langchain_core.messages import AIMessage
 from pydantic import BaseModel, TypeAdapter
 from typing_extensions import TypeVar, is_typeddict
 
+from graphagent.errors import GraphAgentError
+
 SchemaT = TypeVar("SchemaT", default=Any)
 
 ErrorHandler: TypeAlias = (
@@ -40,7 +42,7 @@ __all__ = [
 ]
 
 
-class StructuredOutputError(Exception):
+class StructuredOutputError(GraphAgentError):
     """The model's structured output could not be turned into the requested schema."""
 
     ai_message: AIMessage | None = None

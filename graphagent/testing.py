@@ -42,6 +42,7 @@ from pydantic import Field, PrivateAttr, SkipValidation
 from typing_extensions import override
 
 from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
+from graphagent.errors import GraphAgentError
 
 __all__ = [
     "ModelCall",
@@ -68,7 +69,7 @@ def _message_id() -> str:
     return f"run-scripted-{_PROCESS}-{next(_message_ids)}"
 
 
-class ScriptExhaustedError(RuntimeError):
+class ScriptExhaustedError(GraphAgentError, RuntimeError):
     """Raised when a ``ScriptedChatModel`` is called more times than it has replies."""
 
 

@@ -13,7 +13,7 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from graphagent import create_agent
+from graphagent import GraphAgentError, create_agent
 from graphagent.middleware import ModelRequest, wrap_model_call
 from graphagent.structured_output import (
     AutoStrategy,
@@ -113,6 +113,14 @@ def test_handle_errors_false_raises(how_call: str) -> None:
         StructuredOutputValidationError, match="'Weather' does not match its schema"
     ):
         run_agent(agent, how_call, {"messages": ["q"]})
+
+
+def test_structured_output_errors_are_graphagent_errors(how_call: str) -> None:
+    model = ScriptedChatModel([calls(("Weather", {"city": "a"}))])
+    agent = create_agent(model, response_format=ToolStrategy(Weather, handle_errors=False))
+    with pytest.raises(GraphAgentError) as info:
+        run_agent(agent, how_call, {"messages": ["q"]})
+    assert isinstance(info.value, StructuredOutputError)
 
 
 def test_handle_errors_with_other_types_raises(how_call: str) -> None:

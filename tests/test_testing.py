@@ -31,6 +31,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from pydantic import BaseModel
 
 import graphagent.testing as testing_module
+from graphagent import GraphAgentError, create_agent
 from graphagent.testing import (
     ModelCall,
     ScriptedChatModel,
@@ -38,6 +39,7 @@ from graphagent.testing import (
     calls,
     tool_call,
 )
+from tests.conftest import run_agent
 
 # -- fixtures / helpers -----------------------------------------------------------
 
@@ -84,6 +86,7 @@ def test_public_api() -> None:
         "calls",
     }
     assert issubclass(ScriptExhaustedError, RuntimeError)
+    assert issubclass(ScriptExhaustedError, GraphAgentError)
     assert ScriptedChatModel(["x"])._llm_type == "scripted-chat-model"
 
 
@@ -220,6 +223,14 @@ async def test_exhaustion_async_and_streaming() -> None:
         [c async for c in model.astream("x")]
     with pytest.raises(ScriptExhaustedError):
         list(model.stream("x"))
+
+
+def test_an_agent_run_past_the_script_is_caught_as_a_graphagent_error(how: str) -> None:
+    model = ScriptedChatModel([calls(("get_weather", {"city": "Oslo"}))])
+    agent = create_agent(model, [get_weather])
+    with pytest.raises(GraphAgentError) as info:
+        run_agent(agent, how, {"messages": ["q"]})
+    assert isinstance(info.value, ScriptExhaustedError)
 
 
 def test_repeat_last() -> None:

@@ -138,13 +138,17 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         return f"<CompiledAgent {self.name!r} middleware={middleware} tools={tools}>"
 
 
+DEFAULT_AGENT_NAME = "agent"
+"""The name of an agent built without ``create_agent(name=...)``."""
+
+
 # Runtime is a frozen dataclass too, declared through a kwargs dict mypy cannot read.
 @dataclass(kw_only=True, slots=True, frozen=True)
 class AgentRuntime(Runtime[ContextT]):  # type: ignore[misc]
     """What a ``wrap_agent`` hook gets as ``runtime``: LangGraph's ``Runtime`` (the run's
     ``context``, the agent's ``store``) plus the name of the agent being run."""
 
-    agent_name: str = "agent"
+    agent_name: str = DEFAULT_AGENT_NAME
 
 
 def _hide_private_state(agent: CompiledAgent, kwargs: dict[str, Any]) -> None:

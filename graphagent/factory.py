@@ -16,7 +16,7 @@ from langgraph.types import Checkpointer
 from graphagent._graph import build_graph
 from graphagent._log import log
 from graphagent._plan import compile_plan
-from graphagent.agent import CompiledAgent
+from graphagent.agent import DEFAULT_AGENT_NAME, CompiledAgent
 from graphagent.explain import explain
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import resolve_model
@@ -70,7 +70,7 @@ def create_agent(
         interrupt_before=interrupt_before,
         interrupt_after=interrupt_after,
         debug=debug,
-        name=name or "agent",
+        name=name or DEFAULT_AGENT_NAME,
         cache=cache,
     )
     if name:  # lets callers tell agents apart in a composed stream, as LangChain's agents do

@@ -269,6 +269,21 @@ def test_a_model_failure_names_the_exception_class_with_its_module(
         assert attrs(span)["error.type"] == "graphagent.testing.ScriptExhaustedError"
 
 
+@pytest.mark.parametrize("how", ENTRY_POINTS)
+def test_a_run_that_fails_before_any_reply_still_has_the_agent_name(
+    how: str, tracing: Tracing
+) -> None:
+    agent = create_agent(
+        ScriptedChatModel([]), middleware=[OtelTracingMiddleware(tracing.provider)], name="helper"
+    )
+
+    with pytest.raises(Exception, match="scripted"):
+        run_agent(agent, how, {"messages": ["go"]})
+
+    assert tracing.tree() == ["invoke_agent helper", "  chat ScriptedChatModel"]
+    assert attrs(tracing.one("invoke_agent helper"))["gen_ai.agent.name"] == "helper"
+
+
 def test_a_tool_error_answered_by_an_inner_wrapper_still_marks_the_tool_span(
     tracing: Tracing,
 ) -> None:

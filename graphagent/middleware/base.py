@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
     from graphagent._observe import HookObserver
+    from graphagent.agent import AgentRuntime
 
 StateT = DefaultTypeVar("StateT", default=AgentState[Any])
 F = TypeVar("F", bound=Callable[..., Any])
@@ -192,13 +193,13 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
     # The agent-level hook: a generator around the whole run, on every path out of it.
 
-    def wrap_agent(self, state: Any, runtime: Runtime[ContextT]) -> Generator[None, Any, None]:
+    def wrap_agent(self, state: Any, runtime: AgentRuntime[ContextT]) -> Generator[None, Any, None]:
         """Surround every run: the run happens at the single ``yield``, which returns the final
         output or raises what ended the run (including an interrupted stream or a cancellation)."""
         yield
 
     async def awrap_agent(
-        self, state: Any, runtime: Runtime[ContextT]
+        self, state: Any, runtime: AgentRuntime[ContextT]
     ) -> AsyncGenerator[None, Any]:
         """Async twin of :meth:`wrap_agent` (an async generator)."""
         yield

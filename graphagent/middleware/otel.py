@@ -19,6 +19,7 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from graphagent._bridge import Mode
 from graphagent._wrap_agent import INTERRUPT
+from graphagent.agent import DEFAULT_AGENT_NAME, AgentRuntime
 from graphagent.errors import MiddlewareError
 from graphagent.middleware import _otel_content as content
 from graphagent.middleware import _otel_semconv as semconv
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from contextvars import Token
 
     from langgraph.prebuilt.tool_node import ToolCallRequest
-    from langgraph.runtime import Runtime
 
     from graphagent._observe import HookObserver
 
@@ -67,12 +67,11 @@ _VERSION = _scope_version()
 @dataclass(slots=True)
 class _Run:
     """One recording run, found by its model and tool calls through the OpenTelemetry context.
-    Mutable: the agent's name and the token totals are learned as the run goes."""
+    Mutable: the token totals are learned as the run goes."""
 
     owner: OtelTracingMiddleware
     tracer: Tracer
     span: Span
-    named: bool = False
     input_tokens: int | None = None
     output_tokens: int | None = None
 
@@ -149,9 +148,9 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
 
     # -- the run ------------------------------------------------------------------------------
 
-    def wrap_agent(self, state: Any, runtime: Runtime[Any]) -> Generator[None, Any, None]:
+    def wrap_agent(self, state: Any, runtime: AgentRuntime[Any]) -> Generator[None, Any, None]:
         # A sync generator serves async runs too (driven inline), so no async twin is needed.
-        scope = self._open_run(state)
+        scope = self._open_run(state, runtime.agent_name)
         outcome: Any = None
         try:
             outcome = yield
@@ -230,12 +229,14 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
         self._cached = (provider, tracer)
         return tracer
 
-    def _open_run(self, state: Any) -> _RunScope | None:
+    def _open_run(self, state: Any, agent_name: str) -> _RunScope | None:
         """Start the run's span and make it current; ``None`` when tracing is a no-op."""
         tracer = self._tracer()
-        span = tracer.start_span(
-            "invoke_agent", kind=SpanKind.INTERNAL, attributes={semconv.OPERATION: "invoke_agent"}
-        )
+        name, attributes = "invoke_agent", {semconv.OPERATION: "invoke_agent"}
+        if agent_name != DEFAULT_AGENT_NAME:  # a name the application gave
+            name = f"invoke_agent {agent_name}"
+            attributes[semconv.AGENT_NAME] = agent_name
+        span = tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
         recording = span.is_recording()
         if not recording and not span.get_span_context().is_valid:
             return None
@@ -360,8 +361,6 @@ def _end_chat(run: _Run, span: Span, response: ModelResponse, record_content: bo
         run.output_tokens = semconv.add_tokens(run.output_tokens, output_tokens)
         if record_content:
             _set_attributes(span, content.chat_output(replies))
-        if not run.named and replies:
-            _name_run(run, replies[0])
     span.end()
 
 
@@ -383,15 +382,6 @@ def _record_hook_output(
 
 def _ignore(result: Any) -> None:
     """What a hook returned, when its call is not recorded."""
-
-
-def _name_run(run: _Run, reply: AIMessage) -> None:
-    """Name the run after its agent, which the core sets as the ``name`` of the model's replies
-    (``create_agent(name=...)``); ``wrap_agent`` does not get the name."""
-    run.named = True
-    if reply.name:
-        run.span.update_name(f"invoke_agent {reply.name}")
-        run.span.set_attribute(semconv.AGENT_NAME, reply.name)
 
 
 def _set_attributes(span: Span, attributes: Mapping[str, Any]) -> None:

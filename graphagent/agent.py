@@ -149,6 +149,7 @@ class AgentRuntime(Runtime[ContextT]):  # type: ignore[misc]
     ``context``, the agent's ``store``) plus the name of the agent being run."""
 
     agent_name: str = DEFAULT_AGENT_NAME
+    """The ``name`` given to ``create_agent``, or ``"agent"`` without one."""
 
 
 def _hide_private_state(agent: CompiledAgent, kwargs: dict[str, Any]) -> None:

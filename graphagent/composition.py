@@ -65,8 +65,21 @@ def as_tool(
     """Offer ``agent`` (e.g. from ``create_agent``) to another agent as the tool ``name``.
 
     The tool takes one string argument, ``request``, and returns the text of the inner agent's
-    final message. ``description`` is what the calling model reads to decide when to delegate.
-    With ``return_direct=True`` the outer agent ends right after the tool answers.
+    final message. Each call starts a fresh conversation of the inner agent.
+
+    Args:
+        agent: The agent to delegate to (any runnable taking ``{"messages": [...]}``).
+        name: The tool's name, as the calling model sees it.
+        description: What the calling model reads to decide when to delegate.
+        return_direct: End the outer agent's run right after the tool answers, with the inner
+            agent's answer as the last message.
+
+    Returns:
+        A LangChain tool to pass in the outer agent's ``tools``.
+
+    Raises:
+        TypeError: ``agent`` is not runnable.
+        ValueError: ``name`` or ``description`` is empty.
     """
     if not isinstance(agent, Runnable):
         raise TypeError(

@@ -75,8 +75,15 @@ class Explanation:
 
 
 def explain(graph: Any, node: str | None = None) -> Explanation:
-    """The plan of ``graph`` — an agent from ``create_agent`` (also once it is inside a parent
-    graph), or a parent graph holding agents, with ``node`` naming one when there are several."""
+    """The plan of an agent: what will run, in what order, how, and with which state.
+
+    Printed, the result is text; in a notebook it shows as a picture of the graph.
+
+    Args:
+        graph: An agent from ``create_agent`` (also once it is inside a parent graph), or a
+            compiled parent graph holding agents.
+        node: With a parent graph holding several agents, the name of the node to explain.
+    """
     agent = graph if _is_agent(graph) else _find_agent(graph, node)
     drawn = agent.get_graph()
     return Explanation(

@@ -45,6 +45,62 @@ def create_agent(
     Middleware hooks become nodes (``before_*``/``after_*``) and wrappers (``wrap_*``) of that
     loop. Everything is validated before anything is built; errors name the middleware, the
     hook and the fix.
+
+    Args:
+        model: The chat model, or a model id such as ``"openai:gpt-4o"`` or
+            ``"claude-sonnet-4-5"``, which ``init_chat_model`` turns into one.
+        tools: The tools the model may call: LangChain tools, plain functions (their docstring
+            becomes the description the model reads) and provider tool dicts, which are sent
+            to the model and run by the provider, never by the agent. Middleware may add tools
+            of their own. ``None`` or an empty list: the model answers without tools.
+        system_prompt: Instructions put first in every model call, as text or as a
+            ``SystemMessage``. A ``wrap_model_call`` hook (or ``dynamic_prompt``) can replace
+            them per call.
+        middleware: Middleware instances. ``before_*`` hooks run in list order, ``after_*``
+            hooks in reverse, and the first ``wrap_*`` hook is the outermost; an ``order``
+            attribute (default 0, higher is outer) moves a middleware without reordering the
+            list. Names must be unique.
+        response_format: Ask for structured output: a ``ToolStrategy``, a ``ProviderStrategy``,
+            an ``AutoStrategy``, or a bare schema (a pydantic model, dataclass, TypedDict, JSON
+            schema dict or a union of them), for which the strategy is chosen from the model's
+            profile. The parsed value comes back as the ``structured_response`` field.
+        state_schema: A TypedDict extending ``AgentState`` with fields of your own; it is merged
+            with the middleware's state schemas.
+        context_schema: The type of the run's ``context``: what callers pass as
+            ``invoke(..., context=...)`` and what tools and hooks read as ``runtime.context``.
+        checkpointer: Where the state is saved after every step, per ``thread_id``: a LangGraph
+            checkpointer (``InMemorySaver``, SQLite, PostgreSQL). Interrupts and conversations
+            that continue across calls need one. ``None``: none of its own (as a node of a
+            parent graph, the agent uses the parent's for the current run); ``True``: as a node,
+            keep its state in the parent's checkpointer across runs; ``False``: never save,
+            even under a parent that has a checkpointer.
+        store: A LangGraph store (``BaseStore``) for data that outlives a thread, reachable by
+            tools and hooks as ``runtime.store``.
+        interrupt_before: Names of the nodes to pause before (LangGraph's static breakpoints):
+            ``"model"``, ``"tools"`` or a hook node such as ``"Audit.before_model"``. Needs a
+            checkpointer; ``invoke(None, config)`` carries on. Meant for debugging: to review
+            tool calls, use ``HumanInTheLoopMiddleware``.
+        interrupt_after: Names of the nodes to pause after; as ``interrupt_before``.
+        debug: Run the graph in LangGraph's debug mode, which prints every step's tasks and
+            state writes as the agent runs.
+        name: The agent's name. It is stamped on the model's replies (``AIMessage.name``),
+            names the graph (and so its node when added to a parent graph), tags its runs'
+            metadata (``lc_agent_name``), and reaches ``wrap_agent`` hooks as
+            ``runtime.agent_name``. Without one the graph is named ``"agent"``.
+        cache: A LangGraph cache (``BaseCache``) for work that declares a cache policy, such as
+            ``@task(cache_policy=...)`` functions called from tools or hooks. graphagent's own
+            nodes declare none, so without such work nothing is cached.
+
+    Returns:
+        The compiled agent, a LangGraph ``CompiledStateGraph``: run it with ``invoke``,
+        ``ainvoke``, ``stream`` or ``astream``, or add it to a parent graph as a node.
+
+    Raises:
+        MiddlewareError: A middleware list, hook, schema or tool set that cannot be built
+            (``DuplicateMiddlewareError`` and ``StateSchemaConflictError`` among them).
+        TypeError: ``tools``, ``middleware``, ``model`` or ``system_prompt`` of the wrong kind.
+        ValueError: A model id naming a provider graphagent does not know.
+        MissingIntegrationError: A model id whose provider package is not installed.
     """
     model = resolve_model(model)
     strategy = as_strategy(response_format)

@@ -32,7 +32,13 @@ __all__ = [
 
 
 class MissingIntegrationError(GraphAgentError, ImportError):
-    """The integration package a model id needs is not installed (or cannot be imported)."""
+    """The integration package a model id needs is not installed (or cannot be imported).
+
+    Args:
+        message: What is missing and the ``pip install`` line that brings it.
+        provider: The model id's provider, such as ``"openai"``.
+        package: The package that provides it, such as ``"langchain-openai"``.
+    """
 
     def __init__(self, message: str, *, provider: str, package: str) -> None:
         super().__init__(message)
@@ -227,14 +233,26 @@ def init_chat_model(
 ) -> BaseChatModel:
     """Build a chat model from an id such as ``"openai:gpt-4o"`` or ``"claude-sonnet-4-5"``.
 
-    ``model_provider`` names the provider when the id has no ``provider:`` prefix and the
-    provider cannot be inferred from the name. Other keyword arguments go to the model class
-    (``temperature=0``, ``max_tokens=...``, ``base_url=...``).
+    Args:
+        model: The model id: ``"provider:model"``, or a bare model name whose provider is
+            inferred from its prefix (``gpt-``, ``claude``, ``gemini``, ...).
+        model_provider: The provider, for an id without the ``provider:`` prefix; needed when
+            it cannot be inferred from the name, and it wins over the inference.
+        configurable_fields: Not supported (LangChain's runtime-configurable models); passing
+            it raises ``NotImplementedError``.
+        config_prefix: Not supported either, for the same reason.
+        **kwargs: Passed to the model class: ``temperature=0``, ``max_tokens=...``,
+            ``base_url=...``, ``api_key=...``.
 
-    Raises ``ValueError`` for an unknown or uninferable provider and
-    :class:`MissingIntegrationError` (an ``ImportError``) when its package is not installed.
-    LangChain's runtime-configurable models (no ``model``, ``configurable_fields``,
-    ``config_prefix``) are not supported.
+    Returns:
+        An instance of the provider's LangChain chat model class (``ChatOpenAI``, ...).
+
+    Raises:
+        ValueError: An unknown provider, or a bare name whose provider cannot be inferred.
+        MissingIntegrationError: The provider's package is not installed (an ``ImportError``).
+        TypeError: ``model`` is not a str (a chat model object needs no ``init_chat_model``).
+        NotImplementedError: No ``model``, or ``configurable_fields`` / ``config_prefix``: to
+            pick a model per run, override ``request.model`` in a ``wrap_model_call`` hook.
     """
     if model is None or configurable_fields is not None or config_prefix is not None:
         raise NotImplementedError(

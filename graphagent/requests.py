@@ -21,14 +21,25 @@ class ModelRequest(Generic[ContextT]):
     """Everything one model call is made from. Change it with :meth:`override`, never in place."""
 
     model: BaseChatModel
+    """The chat model to call."""
     messages: list[AnyMessage]
+    """The conversation the model receives, without the system message."""
     system_message: SystemMessage | None = None
+    """The system message put first (``system_prompt`` reads it as text)."""
     tool_choice: Any | None = None
+    """Whether and which tool the model must call (``"auto"``, ``"any"``, a tool name), as
+    the provider takes it; ``None`` leaves it to the model."""
     tools: list[BaseTool | dict[str, Any]] = field(default_factory=list)
+    """The tools offered to the model for this call."""
     response_format: Any | None = None
+    """The structured-output strategy of this call, if any."""
     state: Any = field(default_factory=dict)
+    """The agent state when the call was made (read it; hooks change state by returning
+    updates)."""
     runtime: Runtime[ContextT] | None = None
+    """The run's LangGraph ``Runtime``: ``context``, ``store``, ``stream_writer``."""
     model_settings: dict[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments the model is bound with for this call (``temperature``, ...)."""
 
     @property
     def system_prompt(self) -> str | None:
@@ -79,7 +90,10 @@ class ModelResponse:
     """The result of a model call: its messages and, with a response format, the parsed value."""
 
     result: list[BaseMessage]
+    """The messages the call produced: the model's reply (an ``AIMessage``), followed, with a
+    tool strategy, by the ToolMessages answering its calls."""
     structured_response: Any = None
+    """The parsed structured output, when the call produced one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +101,9 @@ class ExtendedModelResponse:
     """A model response plus a ``Command(update=...)`` applied to the state after the model node."""
 
     model_response: ModelResponse
+    """The response, as the handler returned it or as the hook changed it."""
     command: Command[Any] | None = None
+    """State updates to apply along with the response (``Command(update={...})``)."""
 
 
 ModelCallResult: TypeAlias = ModelResponse | AIMessage | ExtendedModelResponse

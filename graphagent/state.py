@@ -30,6 +30,7 @@ JumpTo = Literal["end", "tools", "model"]
 JUMP_TARGETS: tuple[JumpTo, ...] = ("end", "tools", "model")
 
 ResponseT = TypeVar("ResponseT", default=Any)
+"""The type of the ``structured_response`` field: what ``response_format`` parses into."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,13 @@ class AgentState(TypedDict, Generic[ResponseT]):
     """The state every agent has; middleware and users extend it by subclassing."""
 
     messages: Required[Annotated[list[AnyMessage], add_messages]]
+    """The conversation. Updates are merged by message id: new messages are appended, a
+    message with a known id replaces the old one."""
     jump_to: NotRequired[Annotated[JumpTo | None, EphemeralValue, PrivateStateAttr]]
+    """Set by a node hook to jump (``"end"``, ``"tools"``, ``"model"``); read once, then
+    cleared (private: neither input nor output)."""
     structured_response: NotRequired[Annotated[ResponseT, OmitFromInput]]
+    """The parsed structured output, with a ``response_format`` (output only)."""
 
 
 OFFERED_TOOLS = "offered_unregistered_tools"
@@ -73,13 +79,17 @@ class InputAgentState(TypedDict):
     """What an agent accepts by default: messages."""
 
     messages: Required[Annotated[list[AnyMessage | dict[str, Any]], add_messages]]
+    """The new messages: message objects, ``(role, text)`` pairs, or dicts with ``role`` and
+    ``content``."""
 
 
 class OutputAgentState(TypedDict, Generic[ResponseT]):
     """What an agent returns by default: messages and, with a response format, the response."""
 
     messages: Required[Annotated[list[AnyMessage], add_messages]]
+    """The whole conversation."""
     structured_response: NotRequired[ResponseT]
+    """The parsed structured output, with a ``response_format``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -206,7 +206,18 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
 
 def hook_config(*, can_jump_to: Sequence[JumpTo] | None = None) -> Callable[[F], F]:
-    """Declare, on a node-hook method, the ``jump_to`` targets it may return."""
+    """Declare, on a node-hook method, the ``jump_to`` targets it may return.
+
+    Args:
+        can_jump_to: The targets: ``"end"``, ``"tools"`` and/or ``"model"``.
+
+    Returns:
+        A decorator that marks the method and returns it unchanged.
+
+    Raises:
+        TypeError: ``can_jump_to`` is not a list (a single target, for instance).
+        MiddlewareError: A target that does not exist.
+    """
     targets = jump_targets("hook_config", can_jump_to)
 
     def mark(func: F) -> F:

@@ -25,12 +25,29 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
 
+_OPTIONS = """
+Args:
+    func: The function to turn into a middleware (given when the decorator is used bare, as
+        ``@{hook}``). A plain function gives the sync hook, an ``async def`` the async one.
+    name: The middleware's name, unique within one agent; defaults to the function's name.
+    state_schema: A TypedDict extending ``AgentState`` with the state fields the hook reads or
+        writes.
+    tools: Tools the middleware registers with the agent, alongside the agent's own.
+    can_jump_to: The ``jump_to`` targets the hook may return (``"end"``, ``"tools"``,
+        ``"model"``). Node hooks only: the wrap decorators refuse it.
+    order: Higher is outer: earlier for ``before_*`` and wrap hooks, later for ``after_*``.
+
+Returns:
+    A middleware instance, or, when called with options only, a decorator that makes one.
+"""
+
+
 class _HookDecorator:
     """One decorator per hook; all share this behaviour."""
 
     def __init__(self, hook: str, doc: str) -> None:
         self.hook = hook
-        self.__doc__ = doc
+        self.__doc__ = doc + "\n" + _OPTIONS.format(hook=hook)
         self.__name__ = hook
 
     def __repr__(self) -> str:
@@ -137,19 +154,35 @@ def middleware_from_methods(
     return cls()  # type: ignore[no-any-return]
 
 
-before_agent = _HookDecorator("before_agent", "Run a function once per invocation, first.")
-before_model = _HookDecorator("before_model", "Run a function before every model call.")
-after_model = _HookDecorator("after_model", "Run a function after every model call.")
-after_agent = _HookDecorator("after_agent", "Run a function once per invocation, last.")
+before_agent = _HookDecorator(
+    "before_agent",
+    "Run ``fn(state, runtime)`` once per invocation, first; it returns a state update or None.",
+)
+before_model = _HookDecorator(
+    "before_model",
+    "Run ``fn(state, runtime)`` before every model call; it returns a state update or None.",
+)
+after_model = _HookDecorator(
+    "after_model",
+    "Run ``fn(state, runtime)`` after every model call; it returns a state update or None.",
+)
+after_agent = _HookDecorator(
+    "after_agent",
+    "Run ``fn(state, runtime)`` once per invocation, last; it returns a state update or None.",
+)
 wrap_model_call = _HookDecorator(
-    "wrap_model_call", "Wrap every model call: fn(request, handler) -> response."
+    "wrap_model_call",
+    "Wrap every model call: ``fn(request, handler)`` calls ``handler(request)`` zero, one or "
+    "more times and returns the response.",
 )
 wrap_tool_call = _HookDecorator(
-    "wrap_tool_call", "Wrap every tool call: fn(request, handler) -> ToolMessage | Command."
+    "wrap_tool_call",
+    "Wrap every tool call: ``fn(request, handler)`` returns a ``ToolMessage`` or a ``Command``.",
 )
 wrap_agent = _HookDecorator(
     "wrap_agent",
-    "Wrap every run with a generator fn(state, runtime) that yields once; async generators too.",
+    "Wrap every run with a generator ``fn(state, runtime)`` that yields once, where the run "
+    "happens; async generators too.",
 )
 
 PromptFn = Callable[[ModelRequest[Any]], "str | SystemMessage | Awaitable[str | SystemMessage]"]
@@ -183,6 +216,16 @@ def dynamic_prompt(
     """Set the system message of each model call from ``fn(request) -> str | SystemMessage``.
 
     A sync function serves sync and async runs alike; an async one serves async runs.
+
+    Args:
+        func: The function (given when the decorator is used bare, as ``@dynamic_prompt``).
+        name: The middleware's name, unique within one agent; defaults to the function's name.
+        state_schema: A TypedDict extending ``AgentState`` with the state fields it reads.
+        tools: Tools the middleware registers with the agent, alongside the agent's own.
+        order: Higher is outer among the ``wrap_model_call`` hooks.
+
+    Returns:
+        A middleware instance, or, when called with options only, a decorator that makes one.
     """
 
     def build(fn: PromptFn) -> AgentMiddleware:

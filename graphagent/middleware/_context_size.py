@@ -32,8 +32,11 @@ class TriggerClause(TypedDict, total=False):
     """Thresholds that must all be reached together: ``{"tokens": 4000, "messages": 10}``."""
 
     tokens: int
+    """Tokens in the conversation, as counted by ``token_counter``."""
     messages: int
+    """Messages in the conversation."""
     fraction: float
+    """A share of the model's input window (its profile's ``max_input_tokens``)."""
 
 
 TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]

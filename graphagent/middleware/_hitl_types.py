@@ -26,22 +26,29 @@ class Action(TypedDict):
     """A tool call as a reviewer sees or rewrites it: the tool's name and its arguments."""
 
     name: str
+    """The tool to call."""
     args: dict[str, Any]
+    """The arguments to call it with."""
 
 
 class ActionRequest(TypedDict):
     """One tool call awaiting review, with the text shown to the reviewer."""
 
     name: str
+    """The tool the model called."""
     args: dict[str, Any]
+    """The arguments the model gave."""
     description: NotRequired[str]
+    """The text shown to the reviewer."""
 
 
 class ReviewConfig(TypedDict):
     """What the reviewer may decide about the action request at the same position."""
 
     action_name: str
+    """The tool of that action request."""
     allowed_decisions: list[DecisionType]
+    """The decisions the reviewer may make about it."""
     args_schema: NotRequired[dict[str, Any]]
     """With ``edit`` allowed: the JSON schema an edit's arguments are checked against."""
 
@@ -50,43 +57,55 @@ class HITLRequest(TypedDict):
     """The value of the interrupt: every call of one model turn that awaits review."""
 
     action_requests: list[ActionRequest]
+    """The calls awaiting review, in the order the model made them."""
     review_configs: list[ReviewConfig]
+    """What may be decided about each, at the same positions."""
 
 
 class ApproveDecision(TypedDict):
     """Run the call as the model made it."""
 
     type: Literal["approve"]
+    """Always ``"approve"``."""
 
 
 class EditDecision(TypedDict):
     """Run ``edited_action`` in place of the model's call."""
 
     type: Literal["edit"]
+    """Always ``"edit"``."""
     edited_action: Action
+    """The call to run instead: the same tool with other arguments, or another tool (whose
+    own review policy then applies)."""
 
 
 class RejectDecision(TypedDict):
     """Do not run the call; ``message`` (the reviewer's reason) goes to the model."""
 
     type: Literal["reject"]
+    """Always ``"reject"``."""
     message: NotRequired[str]
+    """Why the call was rejected, for the model to read."""
 
 
 class RespondDecision(TypedDict):
     """Do not run the call; ``message`` goes to the model as the tool's result."""
 
     type: Literal["respond"]
+    """Always ``"respond"``."""
     message: str
+    """The answer the model receives in place of the tool's result."""
 
 
 Decision = ApproveDecision | EditDecision | RejectDecision | RespondDecision
+"""A reviewer's answer about one tool call: approve, edit, reject or respond."""
 
 
 class HITLResponse(TypedDict):
     """The resume value: one decision per action request, in the same order."""
 
     decisions: list[Decision]
+    """One decision per action request of the ``HITLRequest``, in its order."""
 
 
 DECISION_KEYS: dict[str, frozenset[str]] = {
@@ -107,6 +126,7 @@ class InterruptOnConfig(TypedDict):
     """How calls of one tool are reviewed."""
 
     allowed_decisions: list[DecisionType]
+    """The decisions the reviewer may make: some of approve, edit, reject and respond."""
     description: NotRequired[str | DescriptionFactory]
     """The reviewer's text: fixed, or written per call (default: the prefix, tool and args)."""
     args_schema: NotRequired[dict[str, Any] | type[BaseModel]]
@@ -130,14 +150,20 @@ class HumanInTheLoopState(AgentState[ResponseT]):
     hitl_decisions: NotRequired[
         Annotated[dict[str, DecisionType], _merge_decisions, PrivateStateAttr]
     ]
+    """The decision made for each reviewed call, by tool call id (private)."""
 
 
 class InvalidDecisionError(ResumeError):
     """A resume answer that does not fit the open review. Nothing ran and nothing was saved, so
-    the same review can be answered again.
+    the same review can be answered again. Each argument but ``message`` is kept as an
+    attribute of the same name.
 
-    ``index`` is the position of the faulty decision (``None`` when the answer as a whole is
-    wrong), ``tool_name`` the reviewed tool, ``allowed`` the decisions allowed for it.
+    Args:
+        message: What is wrong with the answer and how to fix it.
+        index: The position of the faulty decision; ``None`` when the answer as a whole is
+            wrong.
+        tool_name: The reviewed tool.
+        allowed: The decisions allowed for it.
     """
 
     # Tracebacks, traces and pickles name the error by its public home, as before the split.

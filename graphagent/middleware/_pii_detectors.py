@@ -17,9 +17,13 @@ class PIIMatch(TypedDict):
     """One piece of personal data found in a text: its type, the text, and where it is."""
 
     type: str
+    """The kind of data: ``"email"``, ``"credit_card"``, ... or a name of your own."""
     value: str
+    """The text that matched."""
     start: int
+    """Where the match starts in the text (an index)."""
     end: int
+    """Where it ends (the index after its last character)."""
 
 
 Detector: TypeAlias = Callable[[str], Sequence[PIIMatch | Mapping[str, Any]]]
@@ -49,12 +53,26 @@ def _found(pii_type: str, text: str, start: int, end: int) -> PIIMatch:
 
 
 def detect_email(content: str) -> list[PIIMatch]:
-    """Email addresses."""
+    """Email addresses.
+
+    Args:
+        content: The text to search.
+
+    Returns:
+        One ``PIIMatch`` per match, in the order they appear.
+    """
     return [_found("email", content, m.start(), m.end()) for m in _EMAIL.finditer(content)]
 
 
 def detect_credit_card(content: str) -> list[PIIMatch]:
-    """Card numbers (13 to 19 digits, plain or grouped) that pass the Luhn checksum."""
+    """Card numbers (13 to 19 digits, plain or grouped) that pass the Luhn checksum.
+
+    Args:
+        content: The text to search.
+
+    Returns:
+        One ``PIIMatch`` per match, in the order they appear.
+    """
     return [
         _found("credit_card", content, m.start(), m.end())
         for m in _CARD.finditer(content)
@@ -69,7 +87,14 @@ def _passes_luhn(number: str) -> bool:
 
 
 def detect_ip(content: str) -> list[PIIMatch]:
-    """IPv4 and IPv6 addresses that the standard library accepts."""
+    """IPv4 and IPv6 addresses that the standard library accepts.
+
+    Args:
+        content: The text to search.
+
+    Returns:
+        One ``PIIMatch`` per match, in the order they appear.
+    """
     candidates = [*_IPV4.finditer(content), *_IPV6.finditer(content)]
     found = [m for m in candidates if _is_ip(m.group())]
     return [_found("ip", content, m.start(), m.end()) for m in sorted(found, key=re.Match.start)]
@@ -86,7 +111,14 @@ def _is_ip(candidate: str) -> bool:
 
 
 def detect_mac_address(content: str) -> list[PIIMatch]:
-    """MAC addresses: six hex pairs separated by one of ``:`` or ``-`` throughout."""
+    """MAC addresses: six hex pairs separated by one of ``:`` or ``-`` throughout.
+
+    Args:
+        content: The text to search.
+
+    Returns:
+        One ``PIIMatch`` per match, in the order they appear.
+    """
     return [_found("mac_address", content, m.start(), m.end()) for m in _MAC.finditer(content)]
 
 
@@ -95,6 +127,12 @@ def detect_url(content: str) -> list[PIIMatch]:
 
     A bare ``example.com`` without a path is left alone: in prose it is usually a name.
     Trailing punctuation (``.``, ``)``...) is not part of the match.
+
+    Args:
+        content: The text to search.
+
+    Returns:
+        One ``PIIMatch`` per match, in the order they appear.
     """
     found: list[PIIMatch] = []
     for m in _URL.finditer(content):

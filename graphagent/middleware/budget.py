@@ -68,8 +68,10 @@ class BudgetState(AgentState[ResponseT]):
     """State of :class:`BudgetMiddleware`; ``budget_spent`` is returned with the output."""
 
     budget_spent: NotRequired[Annotated[BudgetSpent, OmitFromInput]]
+    """The spending of this run and of the whole thread (output only)."""
     # A monotonic reading is meaningless in another process, so it is never checkpointed.
     budget_clock: NotRequired[Annotated[float, UntrackedValue, PrivateStateAttr]]
+    """The clock reading the current run's seconds count from (private, never checkpointed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +79,13 @@ class Spend:
     """Tokens, seconds and model calls spent in one scope (a run or a thread)."""
 
     input_tokens: int = 0
+    """Input tokens, as the model responses' ``usage_metadata`` report them."""
     output_tokens: int = 0
+    """Output tokens, as the model responses' ``usage_metadata`` report them."""
     seconds: float = 0.0
+    """Wall-clock seconds the agent ran (not the time between invocations)."""
     model_calls: int = 0
+    """Model responses that reached the agent."""
 
     @property
     def tokens(self) -> int:
@@ -129,9 +135,13 @@ class BudgetLine:
     """One cap and what has been spent against it."""
 
     scope: Scope
+    """``"run"`` or ``"thread"``."""
     measure: Measure
+    """``"tokens"`` or ``"seconds"``."""
     spent: float
+    """What has been spent in the scope."""
     cap: float
+    """The cap the middleware was given."""
 
     @property
     def exceeded(self) -> bool:
@@ -148,8 +158,11 @@ class BudgetAccount:
     """What was spent in this run and this thread, against every cap."""
 
     run: Spend
+    """The current run's spending."""
     thread: Spend
+    """The whole thread's spending, this run included."""
     lines: tuple[BudgetLine, ...]
+    """One line per cap that is set."""
 
     @property
     def exceeded(self) -> tuple[BudgetLine, ...]:
@@ -167,7 +180,11 @@ class BudgetAccount:
 
 
 class BudgetExceededError(GraphAgentError):
-    """A cap of :class:`BudgetMiddleware` (with ``exit_behavior="error"``) is used up."""
+    """A cap of :class:`BudgetMiddleware` (with ``exit_behavior="error"``) is used up.
+
+    Args:
+        account: The spending against every cap when the run stopped (also an attribute).
+    """
 
     def __init__(self, account: BudgetAccount) -> None:
         self.account = account
@@ -208,6 +225,21 @@ class BudgetMiddleware(ModelCallCore[BudgetState[ResponseT], ContextT, ResponseT
     Tokens are charged for each model response that reaches the agent; a response that another
     middleware discards and replaces (say, a retried refusal) is not counted, nor is a model
     that reports no ``usage_metadata``.
+
+    Args:
+        run_max_tokens: Tokens (input plus output) allowed per run; ``None``: no cap.
+        thread_max_tokens: Tokens allowed per thread, across runs; ``None``: no cap.
+        run_max_seconds: Wall-clock seconds allowed per run; ``None``: no cap.
+        thread_max_seconds: Wall-clock seconds allowed per thread, counting only the time its
+            runs ran; ``None``: no cap. At least one of the four caps must be set.
+        exit_behavior: ``"end"`` ends the run with an AIMessage accounting for the spending;
+            ``"error"`` raises ``BudgetExceededError``.
+        clock: A function returning seconds, read to measure time (``time.monotonic`` by
+            default; tests pass a fake one).
+
+    Raises:
+        MiddlewareError: No cap, a cap that is negative or not a number, an unknown
+            ``exit_behavior``, or a ``clock`` that is not callable.
     """
 
     state_schema = BudgetState

@@ -121,13 +121,21 @@ class ClearToolUsesEdit:
 
 
 class ContextEditingMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
-    """Apply ``edits`` to the messages of every model call (by default one
-    :class:`ClearToolUsesEdit`). The agent state is never changed.
+    """Apply ``edits`` to the messages of every model call. The agent state is never changed.
 
     Tokens are counted over what the model receives: the system message, the messages and (for
-    the built-in methods) the tools. ``token_count_method="approximate"`` (the default) estimates
-    them from the text; ``"model"`` asks the model (``get_num_tokens_from_messages``), which may
-    be slower. A ``token_counter`` function, when given, is used instead of either.
+    the built-in methods) the tools.
+
+    Args:
+        edits: The edits, applied in order; ``None`` applies one ``ClearToolUsesEdit()``.
+        token_count_method: ``"approximate"`` estimates tokens from the text; ``"model"`` asks
+            the model (``get_num_tokens_from_messages``), which may be slower.
+        token_counter: A function counting the tokens of a list of messages, used instead of
+            either method.
+
+    Raises:
+        MiddlewareError: An edit without an ``apply`` method, an unknown
+            ``token_count_method``, or a ``token_counter`` that is not callable.
     """
 
     def __init__(

@@ -104,9 +104,20 @@ class HumanInTheLoopMiddleware(
     """Pause the agent before calls of the tools in ``interrupt_on`` run, so a person can
     approve, edit, reject or answer them.
 
-    ``interrupt_on`` maps a tool name to ``True`` (review, every decision allowed), ``False``
-    (no review) or an :class:`InterruptOnConfig`. ``description_prefix`` starts the default
-    text shown for a call. The agent needs a checkpointer (its own or a parent graph's).
+    The agent needs a checkpointer (its own or a parent graph's). The interrupt's value is a
+    ``HITLRequest``; the run resumes with ``Command(resume={"decisions": [...]})``, an
+    ``HITLResponse``.
+
+    Args:
+        interrupt_on: Maps a tool name to ``True`` (review, every decision allowed), ``False``
+            (no review) or an ``InterruptOnConfig``. A name the agent does not have fails when
+            the agent is built.
+        description_prefix: The start of the default text shown to the reviewer for a call,
+            followed by the tool's name and arguments.
+
+    Raises:
+        MiddlewareError: A malformed ``interrupt_on`` entry; when the agent is built, an
+            unknown tool or ``checkpointer=False``.
     """
 
     state_schema = HumanInTheLoopState

@@ -64,14 +64,23 @@ class ModelCallLimitState(AgentState[ResponseT]):
     """The agent state with the model call counts of :class:`ModelCallLimitMiddleware`."""
 
     thread_model_call_count: NotRequired[Annotated[int, PrivateStateAttr]]
+    """Model calls made in the thread so far (private: neither input nor output)."""
     run_model_call_count: NotRequired[Annotated[int, PrivateStateAttr]]
+    """Model calls made in the current invocation so far (private)."""
 
 
 class ModelCallLimitExceededError(GraphAgentError):
     """A model call limit was reached with ``exit_behavior="error"``.
 
-    ``thread_count`` and ``run_count`` are the calls already made when the next one was refused;
-    the limit that was reached has its count equal to (or above) its limit.
+    The counts are the calls already made when the next one was refused; the limit that was
+    reached has its count equal to (or above) its limit. Each argument is kept as an attribute
+    of the same name.
+
+    Args:
+        thread_count: Model calls made in the thread.
+        run_count: Model calls made in the current invocation.
+        thread_limit: The middleware's ``thread_limit`` (``None``: none).
+        run_limit: The middleware's ``run_limit`` (``None``: none).
     """
 
     def __init__(
@@ -143,8 +152,17 @@ class ModelCallLimitMiddleware(ModelCallCore[ModelCallLimitState[ResponseT], Con
     """Stop the agent once it has called its model ``thread_limit`` times in the thread (across
     invocations, with a checkpointer) or ``run_limit`` times in the current invocation.
 
-    With ``exit_behavior="end"`` (the default) the run ends with an AI message naming the limit
-    that was reached; with ``"error"`` it raises :class:`ModelCallLimitExceededError`.
+    Args:
+        thread_limit: Model calls allowed per thread, across invocations (with a checkpointer;
+            without one, a thread is a single invocation). ``None``: no thread limit.
+        run_limit: Model calls allowed per invocation. ``None``: no run limit. At least one of
+            the two limits must be set.
+        exit_behavior: ``"end"`` ends the run with an AI message naming the limit that was
+            reached; ``"error"`` raises ``ModelCallLimitExceededError``.
+
+    Raises:
+        MiddlewareError: No limit, a limit that is not a whole number of calls 0 or more, or an
+            unknown ``exit_behavior``.
     """
 
     state_schema = ModelCallLimitState

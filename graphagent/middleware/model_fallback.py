@@ -29,12 +29,20 @@ M = TypeVar("M", bound=BaseMessage)
 class ModelFallbackMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Retry a failed model call with each fallback model in order, until one answers.
 
-    The agent's own model is tried first, then ``first_model``, then ``additional_models``.
-    Each is a chat model or a model id such as ``"anthropic:claude-sonnet-4-5"``. Ids are
-    checked when the middleware is built (known provider, integration package installed) but
-    the model is only built the first time it is needed. Any exception counts as a failure
-    except LangGraph's control-flow exceptions (interrupts), which pass straight through. When
-    every model fails, the last model's exception is raised.
+    The agent's own model is tried first, then ``first_model``, then ``additional_models``. Any
+    exception counts as a failure except LangGraph's control-flow exceptions (interrupts), which
+    pass straight through. When every model fails, the last model's exception is raised.
+
+    Args:
+        first_model: The first fallback: a chat model or a model id such as
+            ``"anthropic:claude-sonnet-4-5"``. Ids are checked when the middleware is built
+            (known provider, integration package installed); the model is built the first
+            time it is needed.
+        *additional_models: More fallbacks, tried in order after ``first_model``.
+
+    Raises:
+        MiddlewareError: A fallback that is neither a chat model nor a valid model id.
+        MissingIntegrationError: A model id whose provider package is not installed.
     """
 
     def __init__(

@@ -34,9 +34,23 @@ class ModelRetryMiddleware(RetryOptions, ModelCallCore[AgentState[Any], ContextT
     ±25% when ``jitter`` is on. Errors ``retry_on`` rejects propagate at once; LangGraph
     control-flow signals (interrupts) always pass through untouched.
 
-    When every attempt failed, ``on_failure`` decides: ``"continue"`` (default) ends the call with
-    an ``AIMessage`` describing the failure, so the run goes on; ``"error"`` re-raises the last
-    error; a function ``f(exc) -> str`` writes the ``AIMessage`` text.
+    Args:
+        max_retries: Retries after the first attempt; 0 disables retrying.
+        retry_on: Which errors are retried: a tuple of exception classes, or a function taking
+            the exception and returning True to retry. The default retries every exception
+            except provider errors marked as not retryable.
+        on_failure: What happens when every attempt failed: ``"continue"`` ends the call with
+            an ``AIMessage`` describing the failure, so the run goes on; ``"error"`` re-raises
+            the last error; a function ``f(exc) -> str`` writes the ``AIMessage`` text.
+        backoff_factor: Each wait is this many times the previous one; 0 keeps every wait at
+            ``initial_delay``.
+        initial_delay: Seconds before the first retry; 0 retries at once.
+        max_delay: The longest wait, in seconds (``math.inf`` for no cap).
+        jitter: Vary each wait by up to ±25%, so clients that failed together do not retry
+            together.
+
+    Raises:
+        MiddlewareError: An option of the wrong type or out of range.
     """
 
     def __init__(

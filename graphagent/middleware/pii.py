@@ -59,7 +59,13 @@ M = TypeVar("M", bound=BaseMessage)
 
 class PIIDetectionError(GraphAgentError):
     """Personal data was found where the strategy is ``"block"``. The message names the type and
-    where it was found, never the data itself (that is in :attr:`matches`)."""
+    where it was found, never the data itself (that is in :attr:`matches`).
+
+    Args:
+        pii_type: The type that was found (``"email"``, ...).
+        matches: What was found (also the ``matches`` attribute).
+        where: Where it was found, such as ``"tool result of 'lookup'"``.
+    """
 
     def __init__(
         self, pii_type: str, matches: Sequence[PIIMatch], where: str = "text content"
@@ -225,25 +231,30 @@ class PIIMiddleware(
 ):
     """Find one type of personal data and redact, mask, hash or block it.
 
-    ``pii_type`` is a built-in type (``"email"``, ``"credit_card"``, ``"ip"``,
-    ``"mac_address"``, ``"url"``) or a name of your own with a ``detector``: a regular
-    expression, or a function returning :class:`PIIMatch` dicts. ``strategy`` decides what a
-    match becomes: ``"redact"`` (``[REDACTED_EMAIL]``), ``"mask"`` (mostly stars, a few
-    characters kept), ``"hash"`` (``<email_hash:1a2b3c4d>``, the same for the same value), or
-    ``"block"`` (raise :class:`PIIDetectionError`).
-
-    Where it looks:
-
-    - ``apply_to_input`` (on): every user message a caller writes (the run's input,
-      ``Command(update=...)``, ``update_state``), before the agent stores, streams or traces
-      it; and every user message in the state before each model call (those hooks added);
-    - ``apply_to_tool_results`` (off): each tool's result, before it enters the state;
-    - ``apply_to_output`` (off): the model's replies, before they enter the state. Their
-      tokens are held back from ``stream_mode="messages"`` and the rewritten reply is streamed
-      in one chunk once complete; tool-call arguments stay as the model wrote them in the
-      state (tools need them) but are redacted in that chunk.
-
     Use one instance per type; each is named ``PIIMiddleware[<type>]``.
+
+    Args:
+        pii_type: A built-in type (``"email"``, ``"credit_card"``, ``"ip"``, ``"mac_address"``,
+            ``"url"``) or a name of your own, which needs a ``detector``.
+        strategy: What a match becomes: ``"redact"`` (``[REDACTED_EMAIL]``), ``"mask"``
+            (mostly stars, a few characters kept), ``"hash"`` (``<email_hash:1a2b3c4d>``, the
+            same for the same value), or ``"block"`` (raise ``PIIDetectionError``).
+        detector: How to find the data: a regular expression (a str), or a function of the text
+            returning ``PIIMatch`` dicts (``start`` and ``end`` at least). Replaces the
+            built-in detector of a built-in type.
+        apply_to_input: Rewrite every user message a caller writes (the run's input,
+            ``Command(update=...)``, ``update_state``) before the agent stores, streams or
+            traces it, and every user message in the state before each model call (those
+            hooks added).
+        apply_to_output: Rewrite the model's replies before they enter the state. Their tokens
+            are held back from ``stream_mode="messages"`` and the rewritten reply is streamed
+            in one chunk once complete; tool-call arguments stay as the model wrote them in the
+            state (tools need them) but are redacted in that chunk.
+        apply_to_tool_results: Rewrite each tool's result before it enters the state.
+
+    Raises:
+        MiddlewareError: An unknown type without a ``detector``, an unknown ``strategy``, a
+            ``detector`` that is neither a valid pattern nor a function, or nothing to apply to.
 
     ``order = 500``: it sits outside every middleware of default order wherever it is listed,
     so what answers a call is rewritten whoever wrote it: a tool's result and a model's reply,

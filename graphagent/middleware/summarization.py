@@ -107,14 +107,26 @@ _SUMMARY_CONFIG: RunnableConfig = {
 class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Summarize the older messages once the conversation reaches ``trigger``.
 
-    ``model`` writes the summaries: a chat model, or a model id such as ``"openai:gpt-4o-mini"``
-    that is built the first time it is needed. ``trigger`` is one size (``("tokens", 4000)``,
-    ``("messages", 50)``, ``("fraction", 0.8)``), a dict of sizes that must all be reached
-    (``{"tokens": 4000, "messages": 10}``), or a list of either where any one suffices; ``None``
-    (the default) never summarizes. ``keep`` is how much recent history stays as it is.
-    ``token_counter`` counts tokens for ``"tokens"`` and ``"fraction"`` sizes;
-    ``trim_tokens_to_summarize`` caps how much of the old history the summary model reads (its
-    most recent part; ``None`` sends all of it).
+    Args:
+        model: The model that writes the summaries: a chat model, or a model id such as
+            ``"openai:gpt-4o-mini"`` that is built the first time it is needed.
+        trigger: When to summarize: one size (``("tokens", 4000)``, ``("messages", 50)``,
+            ``("fraction", 0.8)`` of the model's input window), a dict of sizes that must all
+            be reached (``{"tokens": 4000, "messages": 10}``), or a list of either where any
+            one suffices. ``None`` never summarizes.
+        keep: How much recent history stays as it is, as one size; the default keeps the last
+            20 messages.
+        token_counter: Counts the tokens of a list of messages, for ``"tokens"`` and
+            ``"fraction"`` sizes; the default estimates them from the text.
+        summary_prompt: The instructions for the summary model, with a ``{messages}``
+            placeholder where the old history goes (literal braces doubled).
+        trim_tokens_to_summarize: How many tokens of the old history the summary model reads
+            at most (its most recent part); ``None`` sends all of it.
+
+    Raises:
+        MiddlewareError: A bad size, counter or prompt, or a ``"fraction"`` size with a model
+            whose profile has no input window.
+        MissingIntegrationError: A model id whose provider package is not installed.
     """
 
     def __init__(

@@ -78,6 +78,7 @@ leave completed items as they are. Write items as short, concrete actions.
 The list only tracks your work; it is not your answer. When everything is done, give the user \
 the result itself (the data, the text, the conclusion) in a normal message after your last \
 write_todos call."""
+"""The default description of the ``write_todos`` tool (see ``TodoListMiddleware``)."""
 
 WRITE_TODOS_SYSTEM_PROMPT = """\
 ## Planning with `write_todos`
@@ -92,6 +93,7 @@ answer directly without a list.
 - Call `write_todos` at most once per turn, never several times in parallel.
 - When all items are completed, reply with the actual result the user asked for, in a message \
 after your last `write_todos` call; a finished list is not an answer."""
+"""The default planning instructions appended to the system message (see ``TodoListMiddleware``)."""
 
 _STATUS_LABELS: dict[str, str] = {
     "pending": "pending",
@@ -160,10 +162,19 @@ class TodoListMiddleware(ModelCallCore[PlanningState[ResponseT], ContextT, Respo
     """Give the agent a to-do list: the ``write_todos`` tool, the ``todos`` state field, and
     instructions appended to the system message of every model call.
 
-    With ``reminder=True`` (the default) the current list is also shown to the model before
-    each call, at the end of the system message; it is rendered per call and never stored.
     Several ``write_todos`` calls in one turn are answered with an error instead of running,
     because each call replaces the whole list.
+
+    Args:
+        system_prompt: The instructions appended to the system message of every model call
+            (``WRITE_TODOS_SYSTEM_PROMPT`` by default).
+        tool_description: The description of the ``write_todos`` tool the model reads
+            (``WRITE_TODOS_TOOL_DESCRIPTION`` by default).
+        reminder: Also show the current list to the model before each call, at the end of
+            the system message; it is rendered per call and never stored.
+
+    Raises:
+        MiddlewareError: An empty prompt or description, or a ``reminder`` that is not a bool.
     """
 
     state_schema = PlanningState

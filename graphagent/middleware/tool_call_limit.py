@@ -72,14 +72,24 @@ class ToolCallLimitState(AgentState[ResponseT]):
     keyed by limiter name."""
 
     thread_tool_call_count: NotRequired[Annotated[dict[str, int], _merge_counts, PrivateStateAttr]]
+    """Tool calls run in the thread so far, per limiter name (private: neither input nor
+    output)."""
     run_tool_call_count: NotRequired[Annotated[dict[str, int], _merge_counts, PrivateStateAttr]]
+    """Tool calls run in the current invocation so far, per limiter name (private)."""
 
 
 class ToolCallLimitExceededError(GraphAgentError):
     """A tool call limit was exceeded with ``exit_behavior="error"``.
 
-    ``thread_count`` and ``run_count`` include the refused calls of the reply, so the limit that
-    was exceeded has its count above its limit. ``tool_name`` is ``None`` for a global limiter.
+    The counts include the refused calls of the reply, so the limit that was exceeded has its
+    count above its limit. Each argument is kept as an attribute of the same name.
+
+    Args:
+        thread_count: Tool calls in the thread, the refused ones included.
+        run_count: Tool calls in the current invocation, the refused ones included.
+        thread_limit: The middleware's ``thread_limit`` (``None``: none).
+        run_limit: The middleware's ``run_limit`` (``None``: none).
+        tool_name: The limited tool; ``None`` for a limiter of all tools.
     """
 
     def __init__(
@@ -150,9 +160,25 @@ class _Split:
 
 class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], ContextT, ResponseT]):
     """Limit the tool calls that run: calls of ``tool_name`` (all tools when ``None``), at most
-    ``thread_limit`` per thread (across invocations, with a checkpointer) and ``run_limit`` per
-    invocation. ``exit_behavior`` says what happens to the calls over the limit (see
-    :data:`ExitBehavior`).
+    ``thread_limit`` per thread and ``run_limit`` per invocation. Only the calls over the limit
+    are refused; several limiters can share one agent.
+
+    Args:
+        tool_name: The tool to limit; ``None`` limits the calls of all tools together. A name
+            the agent does not have fails when the agent is built.
+        thread_limit: Calls allowed per thread, across invocations (with a checkpointer;
+            without one, a thread is a single invocation). ``None``: no thread limit.
+        run_limit: Calls allowed per invocation. ``None``: no run limit. At least one of the
+            two limits must be set.
+        exit_behavior: What happens to the calls over the limit: ``"continue"`` answers each
+            with an error ``ToolMessage`` and the rest of the reply runs; ``"error"`` raises
+            ``ToolCallLimitExceededError`` and nothing of the reply runs; ``"end"`` answers
+            every call of the reply with an error ``ToolMessage`` and ends the run.
+
+    Raises:
+        MiddlewareError: No limit, a limit that is not a whole number of calls 0 or more, a
+            ``run_limit`` above ``thread_limit``, an empty ``tool_name``, or an unknown
+            ``exit_behavior``.
     """
 
     state_schema = ToolCallLimitState

@@ -44,11 +44,17 @@ _INSTRUCTIONS = (
 class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Answer calls of the chosen tools with a model's made-up result instead of running them.
 
-    ``tools`` chooses the tools to emulate, by name or by tool object: ``None`` (the default)
-    emulates every tool of the agent, ``[]`` none. Naming a tool the agent does not have is an
-    error when the agent is built. ``model`` writes the results: a chat model or a model id
-    such as ``"openai:gpt-4o-mini"``, built the first time a call is emulated. It is required:
-    graphagent has no default emulator model.
+    Args:
+        tools: The tools to emulate, by name or by tool object: ``None`` emulates every tool of
+            the agent, ``[]`` none. Naming a tool the agent does not have is an error when the
+            agent is built.
+        model: The model that writes the results: a chat model or a model id such as
+            ``"openai:gpt-4o-mini"``, built the first time a call is emulated. Required:
+            graphagent has no default emulator model.
+
+    Raises:
+        MiddlewareError: No ``model``, or one that is neither a chat model nor a valid id.
+        MissingIntegrationError: A model id whose provider package is not installed.
     """
 
     def __init__(

@@ -37,14 +37,21 @@ AOnError: TypeAlias = Callable[[Exception, ToolCallRequest], Awaitable[ErrorCont
 class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
     """Turn exceptions raised by tools into error ToolMessages the model can react to.
 
-    ``on_error(exc, request)`` decides: return text (or content blocks) and the model receives
-    it as ``ToolMessage(status="error")``; return ``None`` and the exception propagates. Without
-    a handler every exception becomes a message naming the tool and the exception *type* only,
-    never the exception's text, which may carry secrets or internal detail.
+    Interrupts and other LangGraph control-flow exceptions always pass through untouched.
 
-    ``aon_error`` serves async runs (falling back to ``on_error``); ``tools`` limits the
-    middleware to some tools (names or tools). Interrupts and other langgraph control-flow
-    exceptions always pass through untouched.
+    Args:
+        on_error: ``on_error(exc, request)`` decides: return text (or content blocks) and the
+            model receives it as ``ToolMessage(status="error")``; return ``None`` and the
+            exception propagates. Without a handler every exception becomes a message naming
+            the tool and the exception *type* only, never the exception's text, which may carry
+            secrets or internal detail.
+        aon_error: The async handler, used by ``ainvoke``/``astream`` runs (which fall back to
+            ``on_error`` without one). Given alone, sync runs raise ``AsyncOnlyHookError``.
+        tools: The tools whose errors are handled, as names or tools; ``None`` covers every
+            tool. A name the agent does not have fails when the agent is built.
+
+    Raises:
+        MiddlewareError: A handler that is not callable, or an empty ``tools`` list.
     """
 
     trace_policy = TracePolicy(process_inputs=omit_payload)

@@ -32,15 +32,30 @@ __all__ = ["ToolRetryMiddleware"]
 class ToolRetryMiddleware(RetryOptions, ToolCallCore[AgentState[Any], ContextT, ResponseT]):
     """Retry a failing tool call with exponential backoff.
 
-    Each call of a covered tool (``tools``: names or BaseTools; ``None``, the default, covers
-    every tool) is tried up to ``1 + max_retries`` times. Before retry ``n`` (counting from 0) it
-    waits ``initial_delay * backoff_factor ** n`` seconds, at most ``max_delay``, varied by up to
-    ±25% when ``jitter`` is on. Errors ``retry_on`` rejects propagate at once; LangGraph
-    control-flow signals (interrupts) always pass through untouched.
+    Each call of a covered tool is tried up to ``1 + max_retries`` times. Before retry ``n``
+    (counting from 0) it waits ``initial_delay * backoff_factor ** n`` seconds, at most
+    ``max_delay``, varied by up to ±25% when ``jitter`` is on. Errors ``retry_on`` rejects
+    propagate at once; LangGraph control-flow signals (interrupts) always pass through untouched.
 
-    When every attempt failed, ``on_failure`` decides: ``"continue"`` (default) answers the call
-    with an error ``ToolMessage`` the model can read; ``"error"`` re-raises the last error; a
-    function ``f(exc) -> str`` writes the ``ToolMessage`` text.
+    Args:
+        max_retries: Retries after the first attempt; 0 disables retrying.
+        tools: The tools to retry, as names or tools; ``None`` covers every tool. A name the
+            agent does not have fails when the agent is built.
+        retry_on: Which errors are retried: a tuple of exception classes, or a function taking
+            the exception and returning True to retry. The default retries every exception
+            except provider errors marked as not retryable.
+        on_failure: What happens when every attempt failed: ``"continue"`` answers the call
+            with an error ``ToolMessage`` the model can read; ``"error"`` re-raises the last
+            error; a function ``f(exc) -> str`` writes the ``ToolMessage`` text.
+        backoff_factor: Each wait is this many times the previous one; 0 keeps every wait at
+            ``initial_delay``.
+        initial_delay: Seconds before the first retry; 0 retries at once.
+        max_delay: The longest wait, in seconds (``math.inf`` for no cap).
+        jitter: Vary each wait by up to ±25%, so calls that failed together do not retry
+            together.
+
+    Raises:
+        MiddlewareError: An option of the wrong type or out of range.
     """
 
     def __init__(

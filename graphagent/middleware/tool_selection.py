@@ -117,11 +117,22 @@ class Selection:
 class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Narrow the tools of each model call to those a selection model finds relevant.
 
-    ``model`` makes the selection (a chat model or a model id; by default the request's own
-    model), instructed by ``system_prompt``. At most ``max_tools`` picks are kept, in the
-    order the model gave them. Tools named in ``always_include`` are always kept and are not
-    offered for selection; provider tools without a name are always kept too. Selection is
-    skipped when at most one tool is left to choose from, or without a user message.
+    Provider tools without a name are always kept. Selection is skipped when at most one tool
+    is left to choose from, or without a user message.
+
+    Args:
+        model: The model that makes the selection: a chat model or a model id; ``None`` uses
+            the request's own model.
+        system_prompt: The instructions for the selection model.
+        max_tools: How many picks are kept at most, in the order the model gave them;
+            ``None``: no limit.
+        always_include: Names of tools that are always kept and never offered for selection.
+            A name the agent does not have fails when the agent is built.
+
+    Raises:
+        MiddlewareError: A ``max_tools`` that is not a positive int, ``always_include`` that is
+            not a list of names, or a model that is neither a chat model nor a valid id.
+        MissingIntegrationError: A model id whose provider package is not installed.
     """
 
     def __init__(

@@ -46,10 +46,17 @@ class StructuredOutputError(GraphAgentError):
     """The model's structured output could not be turned into the requested schema."""
 
     ai_message: AIMessage | None = None
+    """The model's reply that failed, when known."""
 
 
 class MultipleStructuredOutputsError(StructuredOutputError):
-    """The model called more than one structured-output tool in one reply."""
+    """The model called more than one structured-output tool in one reply. Each argument is
+    kept as an attribute of the same name.
+
+    Args:
+        tool_names: The structured-output tools it called.
+        ai_message: The reply.
+    """
 
     def __init__(self, tool_names: list[str], ai_message: AIMessage | None = None) -> None:
         self.tool_names = tool_names
@@ -61,7 +68,14 @@ class MultipleStructuredOutputsError(StructuredOutputError):
 
 
 class StructuredOutputValidationError(StructuredOutputError):
-    """The model's output did not validate against the schema."""
+    """The model's output did not validate against the schema. Each argument is kept as an
+    attribute of the same name.
+
+    Args:
+        tool_name: The schema's name: the structured-output tool, or the provider's schema.
+        source: The error parsing or validation raised.
+        ai_message: The reply that failed.
+    """
 
     def __init__(
         self, tool_name: str, source: Exception, ai_message: AIMessage | None = None
@@ -96,16 +110,18 @@ class Schema:
 
 @dataclass(frozen=True)
 class ToolStrategy(Generic[SchemaT]):
-    """Offer the schema as a tool; the run ends when the model calls it with valid arguments.
-
-    ``handle_errors`` decides what happens to invalid output: ``True`` sends the error back to
-    the model as a ToolMessage so it retries; a string is sent instead of the error; exception
-    types retry only those; a callable builds the message from the exception; ``False`` raises.
-    """
+    """Offer the schema as a tool; the run ends when the model calls it with valid arguments."""
 
     schema: Any
+    """A pydantic model, dataclass, TypedDict or JSON schema dict; a union of them offers one
+    tool per member, and the model picks one."""
     tool_message_content: str | None = None
+    """The text of the ToolMessage answering the model's structured-output call; ``None``
+    writes ``"Returning structured response: ..."``."""
     handle_errors: ErrorHandler = True
+    """What happens to invalid output: ``True`` sends the error back to the model as a
+    ToolMessage so it retries; a string is sent instead of the error; exception types retry
+    only those; a callable builds the message from the exception; ``False`` raises."""
     schemas: tuple[Schema, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -131,7 +147,10 @@ class ProviderStrategy(Generic[SchemaT]):
     """Ask the provider for output that follows the schema natively (its JSON-schema mode)."""
 
     schema: Any
+    """One pydantic model, dataclass, TypedDict or JSON schema dict (not a union)."""
     strict: bool | None = None
+    """Ask the provider to enforce the schema strictly (OpenAI's ``strict``); ``None`` leaves
+    the provider's default."""
     schemas: tuple[Schema, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -164,9 +183,14 @@ class ProviderStrategy(Generic[SchemaT]):
 
 @dataclass(frozen=True)
 class AutoStrategy(Generic[SchemaT]):
-    """Use the provider's native structured output when the model supports it, else a tool."""
+    """Use the provider's native structured output when the model supports it, else a tool.
+
+    The model's ``profile`` decides; a union always goes through tools. A bare schema given to
+    ``create_agent(response_format=...)`` means this strategy.
+    """
 
     schema: Any
+    """A pydantic model, dataclass, TypedDict or JSON schema dict, or a union of them."""
 
     def __post_init__(self) -> None:
         _schemas(self.schema, "AutoStrategy")
@@ -178,6 +202,7 @@ class AutoStrategy(Generic[SchemaT]):
 
 
 ResponseFormat: TypeAlias = ToolStrategy[Any] | ProviderStrategy[Any] | AutoStrategy[Any]
+"""The strategies ``create_agent(response_format=...)`` takes (besides a bare schema)."""
 
 
 def as_strategy(response_format: Any) -> ResponseFormat | None:

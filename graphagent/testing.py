@@ -70,7 +70,11 @@ def _message_id() -> str:
 
 
 class ScriptExhaustedError(GraphAgentError, RuntimeError):
-    """Raised when a ``ScriptedChatModel`` is called more times than it has replies."""
+    """Raised when a ``ScriptedChatModel`` is called more times than it has replies.
+
+    The message says how many replies were scripted, how many calls came, and the last message
+    the model received.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +99,13 @@ class ModelCall:
 def tool_call(
     name: str, args: Mapping[str, Any] | None = None, *, id: str | None = None
 ) -> ToolCall:
-    """Build a ``ToolCall``; ``id`` defaults to a process-unique ``"call_N"``."""
+    """Build a ``ToolCall``, for a scripted ``AIMessage``.
+
+    Args:
+        name: The tool to call.
+        args: Its arguments (``None``: none).
+        id: The call's id; ``None`` makes a process-unique ``"call_..."`` id.
+    """
     return ToolCall(
         name=name,
         args=dict(args) if args else {},
@@ -108,10 +118,13 @@ def calls(
     *tool_calls: ToolCall | Mapping[str, Any] | tuple[str, Mapping[str, Any] | None],
     text: str = "",
 ) -> AIMessage:
-    """Build an ``AIMessage`` requesting the given tool calls.
+    """Build an ``AIMessage`` requesting the given tool calls, as a scripted reply.
 
-    Each argument is a ``ToolCall`` (e.g. from :func:`tool_call`) or a
-    ``(name, args)`` tuple. Missing ids are filled in with ``"call_N"``.
+    Args:
+        *tool_calls: The calls: each a ``ToolCall`` or a dict with ``name`` and optionally
+            ``args`` and ``id`` (``tool_call`` builds one), or a ``(name, args)`` tuple.
+            Missing ids are filled in with process-unique ones.
+        text: The text of the message, beside the calls.
     """
     built: list[ToolCall] = []
     for item in tool_calls:
@@ -137,10 +150,21 @@ class _ScriptState:
 class ScriptedChatModel(BaseChatModel):
     """Chat model that answers from a script of replies, one reply per call.
 
-    Each reply is a ``str`` (plain AI text), an ``AIMessage`` (returned as a
-    copy), or a callable ``fn(messages) -> str | AIMessage``. Calling the model
-    more times than there are replies raises :class:`ScriptExhaustedError`
-    unless ``repeat_last=True``. Every call is recorded in :attr:`calls`.
+    Every call is recorded in :attr:`calls`; streamed replies come word by word. Tool calls
+    and structured output are scripted as the replies a real model would give.
+
+    Args:
+        replies: The script, consumed in order. Each reply is a ``str`` (plain AI text), an
+            ``AIMessage`` (returned as a copy), or a callable ``fn(messages) -> str |
+            AIMessage`` that answers from what the model received.
+        repeat_last: Keep answering with the last reply once the script runs out, instead of
+            raising ``ScriptExhaustedError``.
+        usage: Attach approximate ``usage_metadata`` to each reply (about 4 characters per
+            token), for middleware that count tokens.
+        **kwargs: Other ``BaseChatModel`` fields (``name``, ``tags``, ``profile``, ...).
+
+    Raises:
+        TypeError: A single reply instead of a list, or a reply of another type.
     """
 
     # Validated by hand in __init__: pydantic's union validation would run
@@ -162,7 +186,6 @@ class ScriptedChatModel(BaseChatModel):
         usage: bool = False,
         **kwargs: Any,
     ) -> None:
-        """Create a model answering with ``replies`` (positional or keyword)."""
         if isinstance(replies, str | BaseMessage):
             msg = "replies must be a list of replies; wrap a single reply in a list"
             raise TypeError(msg)

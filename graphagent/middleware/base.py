@@ -58,6 +58,17 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
     nodes that read the state and return a partial update or ``None``. Wrap hooks
     (``wrap_model_call``, ``wrap_tool_call``) surround each model / tool call. Every hook has an
     async twin prefixed with ``a``. Hooks that are not overridden cost nothing.
+
+    What the hooks take:
+
+    - a node hook, ``(state, runtime)``: the agent state (a dict with the fields of every state
+      schema) and LangGraph's ``Runtime`` (the run's ``context``, the ``store``, the
+      ``stream_writer``). It returns a dict of state updates or ``None``; the update may hold
+      ``jump_to`` when the hook declares its targets with ``hook_config``;
+    - a wrap hook, ``(request, handler)``: ``handler(request)`` runs the inner layers and the
+      call itself, and may be called zero, one or several times; the hook returns the result;
+    - ``wrap_agent``, ``(state, runtime)``: the run's input and an ``AgentRuntime``; a generator
+      that yields once, where the run happens.
     """
 
     state_schema: type[Any] = AgentState
@@ -102,6 +113,9 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
         Override it to reject a configuration that cannot work (raise ``MiddlewareError`` naming
         this middleware and the fix), e.g. an option naming a tool the agent does not have.
+
+        Args:
+            agent: What can be checked about the agent: its tools and its checkpointer.
         """
 
     # The input hook: what a caller writes into the state, before any of it is stored.
@@ -164,7 +178,16 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], ModelResponse],
     ) -> ModelCallResult:
-        """Surround each model call; the first middleware is outermost."""
+        """Surround each model call; the first middleware is outermost.
+
+        Args:
+            request: What the model is called with; change it with ``request.override(...)``.
+            handler: Runs the inner layers and the model, and returns their ``ModelResponse``.
+
+        Returns:
+            The ``ModelResponse`` (usually the handler's), an ``AIMessage`` standing for one, or
+            an ``ExtendedModelResponse`` that also updates the state.
+        """
         return handler(request)
 
     async def awrap_model_call(
@@ -180,7 +203,16 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
-        """Surround each tool call; the first middleware is outermost."""
+        """Surround each tool call; the first middleware is outermost.
+
+        Args:
+            request: LangGraph's ``ToolCallRequest``: the ``tool_call``, the ``tool``, the
+                agent ``state`` and the ``runtime``; change it with ``request.override(...)``.
+            handler: Runs the inner layers and the tool, and returns their answer.
+
+        Returns:
+            A ``ToolMessage`` answering this call (usually the handler's), or a ``Command``.
+        """
         return handler(request)
 
     async def awrap_tool_call(
@@ -195,7 +227,13 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
     def wrap_agent(self, state: Any, runtime: AgentRuntime[ContextT]) -> Generator[None, Any, None]:
         """Surround every run: the run happens at the single ``yield``, which returns the final
-        output or raises what ended the run (including an interrupted stream or a cancellation)."""
+        output or raises what ended the run (including an interrupted stream or a cancellation).
+
+        Args:
+            state: The run's input as the caller gave it (a ``Command`` when resuming), after
+                the ``transform_input`` hooks.
+            runtime: The run's ``context``, the agent's ``store`` and its ``agent_name``.
+        """
         yield
 
     async def awrap_agent(

@@ -1,6 +1,6 @@
-# User-facing targets: `make demo`, `make test` and `make notebooks-lab`. Each bootstraps .venv on
-# first use: `demo` installs the package alone (seconds), `test` adds the test extras,
-# `notebooks-lab` the notebooks extra.
+# User-facing targets: `make demo`, `make test`, `make docs` and `make notebooks-lab`. Each
+# bootstraps .venv on first use: `demo` installs the package alone (seconds), `test` adds the test
+# and docs extras, `notebooks-lab` the notebooks extra.
 VENV       := .venv
 PY         := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.installed-demo
@@ -8,6 +8,8 @@ TEST_STAMP := $(VENV)/.installed-test
 BENCH      := .venv-bench
 WHEEL_VENV := .venv-wheel
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Material for MkDocs prints a long notice about MkDocs 2 on every build unless this is set.
+export NO_MKDOCS_2_WARNING := 1
 
 # Shell code: make the venv $(1) with the first Python >= 3.11 on PATH, unless it has one already
 # (a venv left by an older Python is made anew).
@@ -23,7 +25,7 @@ $(1)/bin/python -c '$(NEW_ENOUGH)' 2>/dev/null || { \
 	exit 1; }
 endef
 
-.PHONY: demo test check-wheel notebooks notebooks-lab bench clean
+.PHONY: demo test docs check-wheel notebooks notebooks-lab bench clean
 
 demo: $(DEMO_STAMP)
 	$(PY) -m graphagent.demo
@@ -32,7 +34,12 @@ test: $(TEST_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
 	$(PY) -m pytest
+
+# The docs site with its API reference, served at http://127.0.0.1:8000 while you edit.
+docs: $(TEST_STAMP)
+	$(VENV)/bin/mkdocs serve
 
 # Build the sdist and, from it, the wheel; install the wheel alone into a fresh venv and run the
 # demo and the README's first example there, outside the source tree (so nothing imports it).
@@ -66,7 +73,7 @@ $(DEMO_STAMP): pyproject.toml
 
 $(TEST_STAMP): pyproject.toml
 	@$(call venv,$(VENV))
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,docs]"
 	touch $@ $(DEMO_STAMP)
 
 $(VENV)/.installed-notebooks: pyproject.toml

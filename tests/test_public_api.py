@@ -190,7 +190,8 @@ def _signature(function: Any) -> list[str]:
 MODULE_ASSIGNMENTS = _module_assignments()
 # Classes, functions and the hook decorators carry their docstrings; type aliases, type variables
 # and constants have theirs right below their assignment. ContextT and ToolCallRequest are
-# LangGraph's, re-exported: LangGraph documents them.
+# LangGraph's, re-exported: LangGraph documents them (the reference describes them in prose).
+LANGGRAPHS = {"ContextT", "ToolCallRequest"}
 CALLED = [(name, value) for name, value in PUBLIC if _is_called(value) and _ours(value)]
 VALUES = [
     (name, value)
@@ -235,4 +236,23 @@ def test_every_parameter_is_documented(name: str, value: Any) -> None:
 def test_the_only_names_left_out_are_langgraphs() -> None:
     checked = {name for name, _ in CALLED + VALUES + TOOLS}
     left_out = {name.rsplit(".", 1)[1] for name, _ in PUBLIC if name not in checked}
-    assert left_out == {"ContextT", "ToolCallRequest"}
+    assert left_out == LANGGRAPHS
+
+
+# -- the API reference --------------------------------------------------------------------------
+
+REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "reference"
+RENDERED = re.compile(r"^::: ([\w.]+)$", re.M)
+
+
+def test_the_api_reference_shows_every_public_name() -> None:
+    shown = {
+        identifier.rsplit(".", 1)[1]
+        for page in REFERENCE.glob("*.md")
+        for identifier in RENDERED.findall(page.read_text(encoding="utf-8"))
+    }
+    missing = [name for name, _ in PUBLIC if name.rsplit(".", 1)[1] not in shown | LANGGRAPHS]
+    assert not missing, (
+        f"{missing} are not in the API reference: add a '::: <module>.<name>' line for each to "
+        "a page of docs/reference/ (a new built-in goes in built-ins.md)"
+    )

@@ -46,7 +46,11 @@ class BaseExecutionPolicy(abc.ABC):
         max_output_lines: Lines of a command's output (stdout and stderr) the model sees.
         max_output_bytes: Bytes of a command's output the model sees (``None``: no byte cap).
 
-    A subclass implements :meth:`spawn`.
+    Raises:
+        MiddlewareError: A timeout, ``max_output_lines`` or ``max_output_bytes`` that is not a
+            positive number.
+
+    Every policy takes these options; a subclass implements :meth:`spawn`.
     """
 
     command_timeout: float = 30.0
@@ -83,12 +87,22 @@ class HostExecutionPolicy(BaseExecutionPolicy):
     where the agent already runs in a container or VM that is the sandbox, or in trusted
     development and CI settings.
 
+    It takes the timeouts and output caps of every policy (:class:`BaseExecutionPolicy`), and:
+
     Args:
-        cpu_time_seconds: CPU seconds each process of the session may use (``RLIMIT_CPU``).
-        memory_bytes: Address space each process of the session may use (``RLIMIT_AS``).
+        cpu_time_seconds: CPU seconds each process of the session may use (``RLIMIT_CPU``;
+            ``None``, the default: no limit).
+        memory_bytes: Address space each process of the session may use (``RLIMIT_AS``;
+            ``None``, the default: no limit).
         create_process_group: Run the shell in its own process group, so a timeout or the end
             of the run kills everything it started. Keep it on unless something else must own
             the group.
+
+    Raises:
+        MiddlewareError: An option that must be positive is not (those of every policy,
+            ``cpu_time_seconds``, ``memory_bytes``).
+        ShellToolError: ``cpu_time_seconds`` or ``memory_bytes`` on a platform without
+            Python's ``resource`` module.
     """
 
     cpu_time_seconds: int | None = None
@@ -141,10 +155,15 @@ class CodexSandboxExecutionPolicy(BaseExecutionPolicy):
     Landlock and seccomp on Linux). Starting the session fails with :class:`ShellToolError` when
     the CLI is not installed; a kernel without those features makes the CLI itself fail.
 
+    It takes the timeouts and output caps of every policy (:class:`BaseExecutionPolicy`), and:
+
     Args:
-        binary: The Codex CLI, found on ``PATH``.
-        platform: ``"linux"``, ``"macos"``, or ``"auto"`` (this system's).
+        binary: The Codex CLI (default ``"codex"``), found on ``PATH``, or its full path.
+        platform: ``"linux"``, ``"macos"``, or ``"auto"`` (the default: this system's).
         config_overrides: ``-c key=value`` options for the CLI; values are written as JSON.
+
+    Raises:
+        MiddlewareError: A timeout or output cap that is not a positive number.
     """
 
     binary: str = "codex"
@@ -188,17 +207,24 @@ class DockerExecutionPolicy(BaseExecutionPolicy):
     this process's environment). Isolation is Docker's: rootless mode and a locked-down daemon
     are yours to set up, and so are the risks of volumes or capabilities in ``extra_run_args``.
 
+    It takes the timeouts and output caps of every policy (:class:`BaseExecutionPolicy`), and:
+
     Args:
-        binary: The Docker CLI, found on ``PATH``.
-        image: The image the shell runs in.
-        remove_container_on_exit: ``--rm``.
-        network_enabled: Leave out ``--network none``.
+        binary: The Docker CLI (default ``"docker"``), found on ``PATH``, or its full path.
+        image: The image the shell runs in (default ``"python:3.12-alpine3.19"``).
+        remove_container_on_exit: ``--rm`` (on by default).
+        network_enabled: Leave out ``--network none`` (off by default: no network).
         extra_run_args: More ``docker run`` options, placed before the image.
         memory_bytes: ``--memory``.
         cpu_time_seconds: Not supported (Docker has no CPU-time limit); use ``cpus``.
         cpus: ``--cpus``, e.g. ``"1.5"``.
         read_only_rootfs: ``--read-only``.
         user: ``--user``.
+
+    Raises:
+        MiddlewareError: An option that must be positive is not (those of every policy,
+            ``memory_bytes``), or ``cpus`` or ``user`` is an empty string.
+        ShellToolError: ``cpu_time_seconds`` is given.
     """
 
     binary: str = "docker"

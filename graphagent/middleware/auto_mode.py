@@ -62,12 +62,30 @@ class AutoModeConfig:
 class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Block calls of the chosen tools that a decision model finds risky; run the others.
 
-    ``tools`` lists the guarded tools, by name or tool object (at least one; a name the agent
-    does not have is an error when the agent is built). ``instructions`` and ``criteria`` (a
-    ``NoulCriteria`` describing the blocked and the allowed outcome, none by default) go to the
-    ``classifier``, a ``langchain_core.decisions`` decision model. The classification is an
-    internal call: it never shows in ``stream_mode="messages"``. This middleware blocks; it
-    does not ask a human (see ``HumanInTheLoopMiddleware`` for that).
+    Before a guarded tool runs, the ``classifier`` is asked how likely the call is to be risky or
+    not authorized by the user, given the call, the tool's description and the latest 30
+    messages. At 0.5 or above the call is answered with an error ``ToolMessage`` saying it was
+    blocked, and the tool does not run. The classification is an internal call: it never shows
+    in ``stream_mode="messages"``. This middleware blocks; it does not ask a human (see
+    ``HumanInTheLoopMiddleware`` for that).
+
+    Args:
+        tools: The guarded tools, by name or tool object (at least one). Calls of other tools
+            are not classified. A name the agent does not have is an error when the agent is
+            built.
+        instructions: What the classifier is told to judge (non-empty text). The default asks
+            whether the call is risky (destroying data, touching secrets, sending data out, ...)
+            or exceeds what the user asked for.
+        criteria: A ``NoulCriteria`` (or a dict of its fields) describing the blocked and the
+            allowed outcome for the classifier; ``None`` (the default): none.
+        classifier: The decision model (a ``langchain_core.decisions.BaseDecisionModel``)
+            asked about each guarded call. If it fails, the run fails: the tool is not run on a
+            guess.
+
+    Raises:
+        MiddlewareError: ``tools`` is not a non-empty list of tool names or tools,
+            ``instructions`` is not non-empty text, ``criteria`` is not a ``NoulCriteria``, or
+            ``classifier`` is not a decision model.
     """
 
     def __init__(
@@ -78,7 +96,6 @@ class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         criteria: NoulCriteria | None = None,
         classifier: BaseDecisionModel,
     ) -> None:
-        """Check the guarded tools, the question and the classifier."""
         super().__init__()
         owner = type(self).__name__
         self._guarded = tool_names(owner, tools, empty_ok=False) or frozenset()

@@ -90,10 +90,24 @@ class _GrepArgs(BaseModel):
 class FilesystemFileSearchMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Give the agent ``glob_search`` and ``grep_search`` over the files below ``root_path``.
 
-    ``max_file_size_mb`` skips larger files in content searches, and ``max_results`` caps the
-    lines of each answer. ``use_ripgrep`` is accepted for LangChain compatibility and changes
-    nothing: searches always run in Python. The tools are also attributes (``glob_search``,
-    ``grep_search``), so they can be called directly, e.g. ``glob_search.invoke({...})``.
+    The model sees paths as if the root were ``/``, and nothing outside the root is ever listed
+    or read. The tools are also attributes (``glob_search``, ``grep_search``), so they can be
+    called directly, e.g. ``glob_search.invoke({...})``.
+
+    Args:
+        root_path: The directory searched (a str or a path). A directory that does not exist
+            yet is accepted with a logged warning; searches find nothing until it does.
+        use_ripgrep: Accepted for LangChain compatibility; it changes nothing, since searches
+            always run in Python.
+        max_file_size_mb: Files larger than this many megabytes are left out of content
+            searches (``grep_search``).
+        max_results: The most lines one answer lists; an answer with more lists that many and
+            says the rest were left out.
+
+    Raises:
+        MiddlewareError: ``root_path`` is not a str or a path, or names something that is not
+            a directory; ``max_file_size_mb`` is not a positive number; ``max_results`` is not
+            a positive whole number.
     """
 
     def __init__(
@@ -104,7 +118,6 @@ class FilesystemFileSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Cont
         max_file_size_mb: float = 10,
         max_results: int = 1000,
     ) -> None:
-        """Search below ``root_path``; see the class for the other options."""
         super().__init__()
         owner = type(self).__name__
         self.root_path = _checked_root(owner, root_path)

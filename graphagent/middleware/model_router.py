@@ -41,10 +41,14 @@ _QUESTION = "model_route"
 @refuse_unknown_arguments
 @dataclass(frozen=True)
 class ModelChoice:
-    """A model the router may pick, and what it is good for.
+    """A route of :class:`ModelRouterMiddleware`: a model the router may pick, and what it is
+    good for.
 
-    ``model`` is a chat model or a model id (``"openai:gpt-4o-mini"``); ``criteria`` describes
-    the tasks to send to it, as text or any JSON value, for the classifier to read.
+    Args:
+        model: A chat model, or a model id (``"openai:gpt-4o-mini"``) that the router checks
+            when it is built and builds the first time the route is chosen.
+        criteria: What tasks to send to this model, as text or any JSON value, for the
+            classifier to read.
     """
 
     model: str | BaseChatModel
@@ -69,12 +73,24 @@ class RouterConfig:
 class ModelRouterMiddleware(ModelCallCore[ModelRouterState[ResponseT], ContextT, ResponseT]):
     """Send each run's model calls to the model a decision model picks for the user's request.
 
-    ``choices`` names the routes (at least one), each a :class:`ModelChoice`. ``instructions``
-    tells the ``classifier`` (a ``langchain_core.decisions`` decision model) how to choose. The
-    latest user message is classified once per run, before anything else; the answer is kept in
-    the state as ``model_route`` (a ``ChoiceAnswer``), and every model call of the run uses the
-    chosen model. Model ids are checked now and built on first use. The classification is an
-    internal call: it never shows in ``stream_mode="messages"``.
+    The latest user message is classified once per run, before anything else; the answer is
+    kept in the state as ``model_route`` (a ``ChoiceAnswer``), and every model call of the run
+    uses the chosen model. A classifier that fails, or names a label that is not a route, ends
+    the run. The classification is an internal call: it never shows in
+    ``stream_mode="messages"``.
+
+    Args:
+        choices: The routes (at least one): a non-empty name for each, mapped to a
+            :class:`ModelChoice`. The names are the labels the classifier chooses among.
+        instructions: How the classifier should choose, as text (or a JSON object or array).
+        classifier: The decision model (a ``langchain_core.decisions.BaseDecisionModel``) that
+            picks a route.
+
+    Raises:
+        MiddlewareError: ``choices`` is empty, not a mapping of names to ``ModelChoice``, or
+            holds an unknown model id; ``instructions`` is not text, a JSON object or an
+            array; ``classifier`` is not a decision model.
+        MissingIntegrationError: A route's model id needs a package that is not installed.
     """
 
     state_schema = ModelRouterState
@@ -86,7 +102,6 @@ class ModelRouterMiddleware(ModelCallCore[ModelRouterState[ResponseT], ContextT,
         instructions: Content,
         classifier: BaseDecisionModel,
     ) -> None:
-        """Check the routes, the instructions and the classifier; no model is built yet."""
         super().__init__()
         owner = type(self).__name__
         self.config = RouterConfig(

@@ -111,8 +111,22 @@ class _Rule:
 @dataclass(frozen=True, slots=True)
 class RedactionRule:
     """One type of personal data and what becomes of it: the ``pii_type``, ``strategy`` and
-    ``detector`` of a :class:`PIIMiddleware`, as a value to keep and share. Checked when made
-    (``MiddlewareError``, a ``ValueError``); :meth:`resolve` makes it ready to apply to a text.
+    ``detector`` of a :class:`PIIMiddleware`, as a value to keep and share (``ShellToolMiddleware``
+    takes a list of them). :meth:`resolve` makes it ready to apply to a text.
+
+    Args:
+        pii_type: The type of data: a built-in type (``"email"``, ``"credit_card"``, ``"ip"``,
+            ``"mac_address"``, ``"url"``) or a name of your own, which needs a ``detector``.
+        strategy: What a match becomes, as in :class:`PIIMiddleware`: ``"redact"`` (the
+            default), ``"mask"``, ``"hash"``, or ``"block"`` (applying the rule raises
+            ``PIIDetectionError``).
+        detector: A regular expression (a str) or a function of the text returning
+            ``PIIMatch`` dicts; ``None`` (the default): the built-in detector of ``pii_type``.
+
+    Raises:
+        MiddlewareError: An empty ``pii_type``, a type of your own without a ``detector``, an
+            unknown ``strategy``, or a ``detector`` that is neither a valid pattern nor a
+            function. The rule is checked when made.
     """
 
     pii_type: BuiltinType | str

@@ -42,16 +42,22 @@ _SEARCH_TOOLS: Mapping[str, Mapping[str, str]] = {
 class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Defer tools behind the provider's own tool search, so their schemas are not sent each turn.
 
-    A tool is deferred when ``searchable_tools`` names it (by name or tool object; a name the
-    agent does not have is an error when the agent is built) or when it already carries
+    A tool is deferred when ``searchable_tools`` names it or when it already carries
     ``extras={"defer_loading": True}``. When a model call defers any tool, the provider's search
     tool is added to its tools; a model call that defers none passes through unchanged, whatever
     the provider. Deferring to a model whose provider has no server-side tool search (anything
     but Anthropic and OpenAI) raises ``ValueError`` on that model call.
+
+    Args:
+        searchable_tools: The tools to defer, by name or tool object. ``None`` (the default) or
+            ``[]``: only the tools already marked ``defer_loading``. A name the agent does not
+            have is an error when the agent is built.
+
+    Raises:
+        MiddlewareError: ``searchable_tools`` is not a list of tool names or tools.
     """
 
     def __init__(self, *, searchable_tools: list[ToolIdentifier] | None = None) -> None:
-        """Choose the tools to defer (``None`` or ``[]``: only those already marked)."""
         super().__init__()
         owner = type(self).__name__
         names = tool_names(owner, searchable_tools, parameter="searchable_tools")

@@ -100,10 +100,12 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
     Args:
         workspace_root: The session's working directory, created if missing. ``None`` (the
             default): a new temporary directory per run, removed when the run ends.
-        startup_commands: Commands run when a session starts (at the start of each run, and
-            again whenever the shell is restarted). One failing fails the start.
-        shutdown_commands: Commands run when the run ends, before the shell exits (failures
-            are logged, not raised). Skipped when the run is cancelled mid-command.
+        startup_commands: Commands (one string, or a list) run when a session starts (at the
+            start of each run, and again whenever the shell is restarted). One failing fails
+            the start.
+        shutdown_commands: Commands (one string, or a list) run when the run ends, before the
+            shell exits (failures are logged, not raised). Skipped when the run is cancelled
+            mid-command.
         execution_policy: How the shell is launched and limited (timeouts, output caps).
             Default: ``HostExecutionPolicy()``, which runs commands on this host.
         redaction_rules: ``RedactionRule`` objects (or LangChain's) applied to each command's
@@ -115,6 +117,12 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
             ``/bin/bash``.
         env: The shell's environment variables (values are turned into strings). ``None``: the
             host and Codex policies pass this process's environment; Docker passes none.
+
+    Raises:
+        MiddlewareError: An option of the wrong type (an ``execution_policy`` that is not a
+            policy, a command, variable name or ``tool_description`` that is not a str), an
+            empty ``workspace_root``, ``tool_name`` or ``shell_command``, or a redaction rule
+            that cannot be used.
     """
 
     def __init__(

@@ -26,12 +26,19 @@ Processor = Callable[[Any], Any]
 
 @refuse_unknown_arguments
 class TracePolicy(LangGraphTracePolicy):
-    """What a middleware's hook traces record: ``process_inputs`` turns what a hook received, and
-    ``process_outputs`` what it returned, into what is recorded (``omit_payload`` records
-    nothing). Either may be left out; the trace and its timing are kept in every case.
+    """What a middleware's hook traces record; the trace and its timing are kept in every case.
 
-    langgraph's ``TracePolicy``, whose arguments are checked when it is made; graphagent accepts
-    langgraph's own class wherever it takes this one.
+    Set it as a middleware's ``trace_policy`` attribute, or as the default of every middleware
+    with :func:`configure_trace_policy`. It is langgraph's ``TracePolicy``, whose arguments are
+    checked when it is made; graphagent accepts langgraph's own class wherever it takes this one.
+
+    Args:
+        process_inputs: A function of what a hook received, returning what to record
+            (``omit_payload`` records nothing). ``None`` (the default) records it as it is.
+        process_outputs: The same for what a hook returned.
+
+    Raises:
+        MiddlewareError: ``process_inputs`` or ``process_outputs`` is not callable.
     """
 
     __slots__ = ()
@@ -53,9 +60,18 @@ class TracePolicy(LangGraphTracePolicy):
 
 
 def configure_trace_policy(policy: LangGraphTracePolicy | None) -> None:
-    """Set the process-wide default ``TracePolicy`` of middleware hook traces (``None`` clears
-    it). A middleware's own ``trace_policy`` replaces it as a whole (no field-by-field merge).
-    Read each time a hook runs, so it applies to agents built before the call too."""
+    """Set the process-wide default ``TracePolicy`` of middleware hook traces.
+
+    A middleware's own ``trace_policy`` replaces it as a whole (no field-by-field merge). It is
+    read each time a hook runs, so it applies to agents built before the call too.
+
+    Args:
+        policy: The default policy (graphagent's ``TracePolicy`` or langgraph's), or ``None``
+            to clear the default.
+
+    Raises:
+        MiddlewareError: ``policy`` is neither a ``TracePolicy`` nor ``None``.
+    """
     if policy is not None and not isinstance(policy, LangGraphTracePolicy):
         raise MiddlewareTypeError(
             f"configure_trace_policy({policy!r}) got {type(policy).__name__}; pass a "

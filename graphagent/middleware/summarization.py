@@ -45,6 +45,7 @@ from graphagent.middleware._context_size import (
     copied,
     max_input_tokens,
 )
+from graphagent.middleware._options import warn_deprecated
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import HelperModel
 from graphagent.state import AgentState, ResponseT
@@ -122,6 +123,10 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
             placeholder where the old history goes (literal braces doubled).
         trim_tokens_to_summarize: How many tokens of the old history the summary model reads
             at most (its most recent part); ``None`` sends all of it.
+        max_tokens_before_summary: Deprecated, as in LangChain: ``n`` stands for
+            ``trigger=("tokens", n)`` when no ``trigger`` is given; it warns.
+        messages_to_keep: Deprecated, as in LangChain: ``n`` stands for
+            ``keep=("messages", n)`` when ``keep`` is left at its default; it warns.
 
     Raises:
         MiddlewareError: A bad size, counter or prompt, or a ``"fraction"`` size with a model
@@ -138,9 +143,17 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         token_counter: TokenCounter = count_tokens_approximately,
         summary_prompt: str = DEFAULT_SUMMARY_PROMPT,
         trim_tokens_to_summarize: int | None = _DEFAULT_TRIM_TOKENS,
+        max_tokens_before_summary: int | None = None,
+        messages_to_keep: int | None = None,
     ) -> None:
         super().__init__()
         owner = type(self).__name__
+        if max_tokens_before_summary is not None:
+            warn_deprecated(owner, "max_tokens_before_summary", "trigger=('tokens', n)")
+            trigger = ("tokens", max_tokens_before_summary) if trigger is None else trigger
+        if messages_to_keep is not None:
+            warn_deprecated(owner, "messages_to_keep", "keep=('messages', n)")
+            keep = ("messages", messages_to_keep) if keep == _DEFAULT_KEEP else keep
         self._summarizer = HelperModel(owner, "model", model, check=self._check_profile)
         self._rule = CutRule.parse(owner, trigger, keep)
         self._needs_window = self._rule.needs_window

@@ -655,8 +655,6 @@ def test_defaults_match_langchain() -> None:
         ({"backoff_factor": "2"}, "backoff_factor='2')"),
         ({"jitter": "yes"}, "jitter='yes'): jitter must be True or False"),
         ({"on_failure": "ignore"}, "on_failure='ignore'): on_failure must be 'continue', 'error'"),
-        ({"on_failure": "raise"}, "'raise' is the old name of 'error'"),
-        ({"on_failure": "return_message"}, "'return_message' is the old name of 'continue'"),
         ({"on_failure": None}, "on_failure=None)"),
         ({"retry_on": [ConnectionError]}, "retry_on must be a tuple of exception classes"),
         ({"retry_on": (ConnectionError, "Timeout")}, "holds 'Timeout', which is not an Exc"),

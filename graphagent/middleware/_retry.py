@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from langgraph.errors import GraphBubbleUp
 
 from graphagent.errors import MiddlewareError
+from graphagent.middleware._options import warn_deprecated
 
 if TYPE_CHECKING:
     from graphagent._bridge import Mode
@@ -231,19 +232,14 @@ def _is_exception_class(value: Any) -> bool:
 
 
 def _check_on_failure(owner: str, on_failure: Any) -> OnFailure:
-    if isinstance(on_failure, str):
-        if on_failure in _ON_FAILURE_ACTIONS:
-            return on_failure  # type: ignore[return-value]
-        renamed = _RENAMED_ACTIONS.get(on_failure)
-        hint = f"; {on_failure!r} is the old name of {renamed!r}" if renamed else ""
-        raise _invalid(
-            owner,
-            "on_failure",
-            on_failure,
-            "must be 'continue', 'error', or a function taking the exception and returning "
-            f"the message text{hint}",
+    if isinstance(on_failure, str) and on_failure in _RENAMED_ACTIONS:
+        renamed = _RENAMED_ACTIONS[on_failure]
+        # Frames up: _check_on_failure, retry_policy, the middleware's __init__, its caller.
+        warn_deprecated(
+            owner, f"on_failure={on_failure!r}", f"on_failure={renamed!r}", stacklevel=5
         )
-    if callable(on_failure):
+        return renamed  # type: ignore[return-value]
+    if on_failure in _ON_FAILURE_ACTIONS or callable(on_failure):
         return on_failure  # type: ignore[no-any-return]
     raise _invalid(
         owner,

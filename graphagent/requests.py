@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langgraph.types import Command
 from langgraph.typing import ContextT
+
+from graphagent._deprecated import warn_deprecated
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -50,11 +53,7 @@ class ModelRequest(Generic[ContextT]):
 
     def override(self, **changes: Any) -> ModelRequest[ContextT]:
         """A copy with the given fields replaced; ``system_prompt=`` sets the system message."""
-        if "system_prompt" in changes:
-            if "system_message" in changes:
-                raise TypeError("override() takes system_prompt or system_message, not both")
-            prompt = changes.pop("system_prompt")
-            changes["system_message"] = None if prompt is None else SystemMessage(prompt)
+        _system_prompt_to_message("override()", changes)
         unknown = set(changes) - _REQUEST_FIELDS
         if unknown:
             raise TypeError(
@@ -67,14 +66,47 @@ class ModelRequest(Generic[ContextT]):
 _REQUEST_FIELDS = frozenset(f.name for f in dataclasses.fields(ModelRequest))
 
 
+def _system_prompt_to_message(where: str, changes: dict[str, Any]) -> None:
+    """Turn a ``system_prompt`` in ``changes`` into the ``system_message`` it stands for."""
+    if "system_prompt" in changes:
+        if "system_message" in changes:
+            raise TypeError(f"{where} takes system_prompt or system_message, not both")
+        prompt = changes.pop("system_prompt")
+        changes["system_message"] = None if prompt is None else SystemMessage(prompt)
+
+
+_build_request = ModelRequest.__init__
+
+
+@functools.wraps(_build_request)
+def _init_request(request: ModelRequest[Any], *args: Any, **fields: Any) -> None:
+    """The dataclass ``__init__``, also taking LangChain's deprecated ``system_prompt=``."""
+    if "system_prompt" in fields:
+        warn_deprecated("ModelRequest", "system_prompt=", "system_message=SystemMessage(...)")
+        _system_prompt_to_message("ModelRequest()", fields)
+    _build_request(request, *args, **fields)
+
+
 def _refuse_assignment(request: ModelRequest[Any], name: str, value: Any) -> None:
     """Assigning to a request raises ``FrozenInstanceError`` with a note pointing to ``override``.
+
+    The one exception is LangChain's deprecated ``request.system_prompt = text``, which it still
+    takes: it warns and replaces the system message in place.
 
     Set after the class is made: ``dataclass(frozen=True)`` refuses a ``__setattr__`` of the
     class's own, and its generated one raises a bare ``TypeError`` for non-fields (slots=True).
     """
+    if name == "system_prompt":
+        warn_deprecated(
+            "ModelRequest",
+            "assigning request.system_prompt",
+            "request.override(system_message=SystemMessage(...)), passed to the handler",
+        )
+        message = None if value is None else SystemMessage(value)
+        object.__setattr__(request, "system_message", message)
+        return
     error = dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-    change = name if name in _REQUEST_FIELDS or name == "system_prompt" else "field"
+    change = name if name in _REQUEST_FIELDS else "field"
     error.add_note(
         f"graphagent: a ModelRequest cannot change; request.override({change}=...) returns a "
         "changed copy: pass that to the handler."
@@ -82,6 +114,7 @@ def _refuse_assignment(request: ModelRequest[Any], name: str, value: Any) -> Non
     raise error
 
 
+ModelRequest.__init__ = _init_request  # type: ignore[method-assign,assignment]
 ModelRequest.__setattr__ = _refuse_assignment  # type: ignore[method-assign,assignment]
 
 

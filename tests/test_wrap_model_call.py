@@ -246,7 +246,7 @@ def test_agent_name_is_stamped_on_ai_messages(run: Run) -> None:
     assert agent.name == "greeter"
 
 
-@pytest.mark.parametrize("field", ["model", "system_prompt"])
+@pytest.mark.parametrize("field", ["model", "messages"])
 def test_assigning_to_a_request_points_to_override(how_call: str, field: str) -> None:
     @wrap_model_call
     def swap(request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:

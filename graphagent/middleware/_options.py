@@ -1,12 +1,10 @@
-"""Constructor arguments: refuse one a class does not take, and name the closest it does; warn
-about a deprecated one and name its replacement."""
+"""Constructor arguments: refuse one a class does not take, and name the closest it does."""
 
 from __future__ import annotations
 
 import difflib
 import functools
 import inspect
-import warnings
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -46,14 +44,4 @@ def unknown_argument_message(owner: str, name: str, valid: Sequence[str]) -> str
     return (
         f"{owner}.__init__() got an unexpected keyword argument {name!r}{hint} "
         f"(it takes: {', '.join(valid) or 'no keyword arguments'})"
-    )
-
-
-def warn_deprecated(owner: str, old: str, replacement: str, *, stacklevel: int = 3) -> None:
-    """Warn that ``old`` (an argument or attribute of ``owner``) is deprecated in favour of
-    ``replacement``; the default ``stacklevel`` points at the caller of the method that warns."""
-    warnings.warn(
-        f"{owner}: {old} is deprecated; use {replacement} instead.",
-        DeprecationWarning,
-        stacklevel=stacklevel,
     )

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from langgraph.errors import GraphBubbleUp
 
+from graphagent._deprecated import warn_deprecated
 from graphagent.errors import MiddlewareError
-from graphagent.middleware._options import warn_deprecated
 
 if TYPE_CHECKING:
     from graphagent._bridge import Mode

@@ -32,6 +32,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.typing import ContextT
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._deprecated import warn_deprecated
 from graphagent.errors import MiddlewareError, hook_label
 from graphagent.middleware._context_size import (
     ContextFraction,
@@ -45,7 +46,6 @@ from graphagent.middleware._context_size import (
     copied,
     max_input_tokens,
 )
-from graphagent.middleware._options import warn_deprecated
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import HelperModel
 from graphagent.state import AgentState, ResponseT

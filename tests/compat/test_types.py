@@ -1,0 +1,71 @@
+"""LangChain 1.5's ``ModelRequest`` (``langchain.agents.middleware.types``): the deprecated
+``system_prompt=`` argument and ``request.system_prompt = ...`` assignment still work, with a
+warning; assigning any other field stays an error (graphagent's requests are frozen)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.messages import SystemMessage
+
+from graphagent import create_agent
+from graphagent.middleware import ModelRequest, ModelResponse, wrap_model_call
+from graphagent.testing import ScriptedChatModel
+from tests.conftest import run_agent
+
+Handler = Callable[[ModelRequest], ModelResponse]
+
+
+def test_system_prompt_builds_the_system_message() -> None:
+    model = ScriptedChatModel(["x"])
+
+    with pytest.warns(DeprecationWarning, match=r"system_prompt= is deprecated.*system_message="):
+        request = ModelRequest(model=model, messages=[], system_prompt="Be brief.")  # type: ignore[call-arg]
+
+    assert request.system_message == SystemMessage("Be brief.")
+    assert request.system_prompt == "Be brief."
+
+
+def test_system_prompt_and_system_message_together_are_refused() -> None:
+    with (
+        pytest.warns(DeprecationWarning, match="system_prompt"),
+        pytest.raises(TypeError, match="system_prompt or system_message, not both"),
+    ):
+        ModelRequest(  # type: ignore[call-arg]
+            model=ScriptedChatModel(["x"]),
+            messages=[],
+            system_prompt="a",
+            system_message=SystemMessage("b"),
+        )
+
+
+@pytest.mark.parametrize("prompt", ["Answer in French.", None])
+def test_assigning_system_prompt_changes_what_the_model_sees(
+    how_call: str, prompt: str | None
+) -> None:
+    @wrap_model_call
+    def french(request: ModelRequest, handler: Handler) -> Any:
+        request.system_prompt = prompt  # type: ignore[misc]
+        return handler(request)
+
+    model = ScriptedChatModel(["oui"])
+    agent = create_agent(model, system_prompt="Answer in English.", middleware=[french])
+
+    with pytest.warns(DeprecationWarning, match=r"assigning request.system_prompt is deprecated"):
+        run_agent(agent, how_call, {"messages": ["hello"]})
+
+    first = model.calls[0].messages[0]
+    if prompt is None:
+        assert first.type == "human"
+    else:
+        assert (first.type, first.text) == ("system", prompt)
+
+
+def test_assigning_another_field_is_still_an_error() -> None:
+    request = ModelRequest(model=ScriptedChatModel(["x"]), messages=[])
+
+    with pytest.raises(dataclasses.FrozenInstanceError, match="'tools'"):
+        request.tools = []  # type: ignore[misc]

@@ -313,7 +313,6 @@ def test_a_provider_tool_cannot_be_emulated() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({}, r"model is required; graphagent has no default emulator model"),
         ({"model": 42}, r"model is int; pass a chat model or a model id"),
         ({"model": "foo:bar"}, r"model='foo:bar': Unknown model provider 'foo'"),
         ({"tools": "get_weather"}, r"tools is not a list"),

@@ -23,7 +23,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
-from graphagent.errors import MiddlewareError
+from graphagent._deprecated import warn_deprecated
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
@@ -31,6 +31,9 @@ from graphagent.models import HelperModel
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["LLMToolEmulator"]
+
+DEFAULT_MODEL = "anthropic:claude-sonnet-4-5-20250929"
+"""LangChain's emulator model when ``model`` is left out (deprecated; needs langchain-anthropic)."""
 
 _INSTRUCTIONS = (
     "You stand in for a software tool so that an AI agent can be tested without running it. "
@@ -49,11 +52,11 @@ class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
             the agent, ``[]`` none. Naming a tool the agent does not have is an error when the
             agent is built.
         model: The model that writes the results: a chat model or a model id such as
-            ``"openai:gpt-4o-mini"``, built the first time a call is emulated. Required:
-            graphagent has no default emulator model.
+            ``"openai:gpt-4o-mini"``, built the first time a call is emulated. Leaving it out
+            is deprecated, as in LangChain: it warns and uses :data:`DEFAULT_MODEL`.
 
     Raises:
-        MiddlewareError: No ``model``, or one that is neither a chat model nor a valid id.
+        MiddlewareError: A ``model`` that is neither a chat model nor a valid id.
         MissingIntegrationError: A model id whose provider package is not installed.
     """
 
@@ -68,11 +71,11 @@ class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
         self.emulate_all: bool = tools is None
         self.tools_to_emulate: frozenset[str] = tool_names("LLMToolEmulator", tools) or frozenset()
         if model is None:
-            raise MiddlewareError(
-                "LLMToolEmulator: model is required; graphagent has no default emulator model. "
-                "Pass a chat model or a model id, e.g. LLMToolEmulator(model='openai:gpt-4o-mini') "
-                "or the agent's own model object."
+            # LangChain's deprecated default; a wrap_tool_call cannot reach the agent's model.
+            warn_deprecated(
+                "LLMToolEmulator", f"leaving out model (default {DEFAULT_MODEL!r})", "model=..."
             )
+            model = DEFAULT_MODEL
         self._emulator = HelperModel("LLMToolEmulator", "model", model)
 
     @property

@@ -12,6 +12,7 @@ from graphagent.errors import (
     MiddlewareError,
     ResumeError,
     StateSchemaConflictError,
+    ToolSelectionError,
     UnregisteredToolError,
 )
 from graphagent.explain import explain
@@ -34,6 +35,7 @@ __all__ = [
     "MissingIntegrationError",
     "ResumeError",
     "StateSchemaConflictError",
+    "ToolSelectionError",
     "UnregisteredToolError",
     "as_tool",
     "create_agent",

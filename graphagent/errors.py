@@ -71,3 +71,7 @@ def note_origin(error: BaseException, where: str) -> None:
     """
     if not any(note.startswith(_ORIGIN) for note in getattr(error, "__notes__", ())):
         error.add_note(f"{_ORIGIN} {where}")
+
+
+class ToolSelectionError(GraphAgentError, ValueError):
+    """The tool-selection model never named a tool and ``on_parsing_failure="error"``."""

@@ -5,8 +5,9 @@ of the names, and the descriptions are in the prompt text (a schema that attache
 description to its option leads some models to answer with the description). When the model
 cannot give structured output (the provider rejects the request, the parser fails) or answers
 with something that names no tool, the middleware asks again in plain text and matches the
-answer against the names. A pick that still names no tool never fails the run: every tool is
-kept and a warning is logged.
+answer against the names (``max_retries`` plain-text asks in all). If no answer names a tool,
+``on_parsing_failure`` decides: every tool is kept with a logged warning (the default), none, a
+fixed list, the names a function picks, or ``"error"`` raises :class:`ToolSelectionError`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -26,14 +27,20 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, ToolSelectionError
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware.base import AgentFacts
 from graphagent.models import HelperModel
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "LLMToolSelectorMiddleware"]
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "LLMToolSelectorMiddleware", "OnParsingFailure"]
+
+OnParsingFailure: TypeAlias = (
+    Literal["error", "none", "all"] | Sequence[str] | Callable[[Any], Sequence[str]]
+)
+"""What to select when no answer names a tool: raise, nothing, everything, these names, or the
+names a function returns (given the last reply, or the exception the last call raised)."""
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +75,7 @@ class Picks:
 
     names: tuple[str, ...] | None
     note: str = ""
+    capped: bool = True  # False for an on_parsing_failure choice, which max_tools does not cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +136,10 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
             ``None``: no limit.
         always_include: Names of tools that are always kept and never offered for selection.
             A name the agent does not have fails when the agent is built.
+        max_retries: How many times to ask again, in plain text, when an answer names no tool.
+        on_parsing_failure: What is selected when no answer named a tool (see
+            :data:`OnParsingFailure`): ``"all"``, ``"none"``, a list of names, a function, or
+            ``"error"`` to raise ``ToolSelectionError``.
 
     Raises:
         MiddlewareError: A ``max_tools`` that is not a positive int, ``always_include`` that is
@@ -142,6 +154,8 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         max_tools: int | None = None,
         always_include: Collection[str] | None = (),
+        max_retries: int = 1,
+        on_parsing_failure: OnParsingFailure = "all",
     ) -> None:
         """Configure the selection; every parameter is optional."""
         super().__init__()
@@ -151,6 +165,10 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         self.system_prompt = system_prompt
         self.max_tools = _checked_max_tools(max_tools)
         self.always_include: tuple[str, ...] = _checked_names(always_include)
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise _option_error("max_retries", max_retries, "pass an int >= 0")
+        self.max_retries = max_retries
+        self.on_parsing_failure = _checked_on_parsing_failure(on_parsing_failure)
 
     @property
     def model(self) -> BaseChatModel | None:
@@ -158,13 +176,18 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         return None if self._selector is None else self._selector.model
 
     def validate_agent(self, agent: AgentFacts) -> None:
-        """Reject ``always_include`` names of tools the agent does not have."""
-        unknown = [name for name in self.always_include if name not in agent.tool_names]
-        if unknown:
-            raise MiddlewareError(
-                f"{self.name}: always_include names {unknown}, which the agent does not have; "
-                f"its tools are {sorted(agent.tool_names)}. Fix the name(s) or add the tool(s)."
-            )
+        """Reject ``always_include`` (and an ``on_parsing_failure`` list) naming tools the agent
+        does not have."""
+        options = {"always_include": self.always_include}
+        if isinstance(self.on_parsing_failure, tuple):  # a list, as checked when made
+            options["on_parsing_failure"] = self.on_parsing_failure
+        for option, names in options.items():
+            unknown = [name for name in names if name not in agent.tool_names]
+            if unknown:
+                raise MiddlewareError(
+                    f"{self.name}: {option} names {unknown}, which the agent does not have; "
+                    f"its tools are {sorted(agent.tool_names)}. Fix the name(s) or add the tool(s)."
+                )
 
     async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
@@ -183,10 +206,40 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         model = request.model if selector is None else await selector.get(mode)
         reply = await _attempt(_ask_structured(mode, model, selection))
         picks = _structured_picks(reply, selection)
-        if picks.names is None:
+        for _ in range(self.max_retries):
+            if picks.names is not None:
+                break
             reply = await _attempt(_ask_text(mode, model, selection))
             picks = _text_picks(reply, selection, picks)
+        if picks.names is None:
+            picks = self._on_parsing_failure(reply, selection, picks)
         return self._narrowed(request, selection, picks)
+
+    def _on_parsing_failure(self, reply: Reply, selection: Selection, failed: Picks) -> Picks:
+        """The picks ``on_parsing_failure`` makes once no answer named a tool."""
+        choice = self.on_parsing_failure
+        if choice == "all":
+            return failed  # _narrowed keeps every tool and logs why
+        if choice == "error":
+            raise ToolSelectionError(
+                f"{self.name}: the selection model named no tool after {self.max_retries} "
+                f"retries ({failed.note}). Pass on_parsing_failure='all', 'none', a list of "
+                "tool names or a function to choose the tools instead of failing."
+            )
+        if choice == "none":
+            names: Sequence[str] = ()
+        elif callable(choice):
+            names = choice(reply.value if reply.error is None else reply.error)
+        else:
+            names = choice
+        unknown = [name for name in names if name not in selection.names]
+        if unknown:
+            raise ToolSelectionError(
+                f"{self.name}: on_parsing_failure chose {unknown}, which are not tools offered "
+                f"for selection; they are {selection.names}."
+            )
+        logger.warning("%s: %s; on_parsing_failure selects %s", self.name, failed.note, names)
+        return Picks(tuple(names), failed.note, capped=False)
 
     def _selection(self, request: ModelRequest[Any]) -> Selection | None:
         kept = set(self.always_include)
@@ -223,7 +276,8 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
                 len(request.tools),
             )
             return request
-        chosen = picks.names[: self.max_tools] if self.max_tools is not None else picks.names
+        capped = picks.capped and self.max_tools is not None
+        chosen = picks.names[: self.max_tools] if capped else picks.names
         offered, picked = set(selection.names), set(chosen)
         tools = [t for t in request.tools if (n := tool_name(t)) not in offered or n in picked]
         logger.debug("%s: selected %s from %s", self.name, list(chosen), selection.names)
@@ -411,3 +465,17 @@ def _checked_names(names: object) -> tuple[str, ...]:
     if not isinstance(names, Collection) or not all(isinstance(n, str) for n in names):
         raise _option_error("always_include", names, "pass a list of tool names")
     return tuple(dict.fromkeys(names))
+
+
+def _checked_on_parsing_failure(choice: object) -> OnParsingFailure:
+    if choice in ("error", "none", "all") or callable(choice):
+        return choice
+    if isinstance(choice, Sequence) and not isinstance(choice, str):
+        names = tuple(choice)
+        if all(isinstance(name, str) for name in names):
+            return names
+    raise _option_error(
+        "on_parsing_failure",
+        choice,
+        "pass 'error', 'none', 'all', a list of tool names, or a function returning tool names",
+    )

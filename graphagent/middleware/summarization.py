@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import inspect
 import string
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage
@@ -26,14 +26,14 @@ from langchain_core.messages.utils import (
     get_buffer_string,
     trim_messages,
 )
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.typing import ContextT
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._deprecated import warn_deprecated
-from graphagent.errors import MiddlewareError, hook_label
+from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._context_size import (
     ContextFraction,
     ContextMessages,
@@ -60,6 +60,7 @@ __all__ = [
     "ContextSize",
     "ContextTokens",
     "SummarizationMiddleware",
+    "Summarizer",
     "TokenCounter",
     "TriggerClause",
 ]
@@ -94,6 +95,17 @@ Reply with the notes only, without an introduction or a closing remark.
 SUMMARY_HEADER = "Here is a summary of the conversation so far:"
 """The first line of the summary message that replaces the older messages."""
 
+Summarizer: TypeAlias = (
+    str
+    | BaseChatModel
+    | Runnable[list[AnyMessage], str]
+    | Callable[[list[AnyMessage]], str]
+    | Callable[[list[AnyMessage]], Awaitable[str]]
+)
+"""What writes the summaries instead of ``model``: a chat model or model id, prompted with
+``summary_prompt``; or a Runnable or function (sync or async) given the messages to summarize
+and returning the summary text."""
+
 _DEFAULT_KEEP: ContextMessages = ("messages", 20)
 _DEFAULT_TRIM_TOKENS = 4000
 _CHARS_PER_TOKEN = 4  # only to cut a single message too long to trim by whole lines
@@ -127,6 +139,8 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
             ``trigger=("tokens", n)`` when no ``trigger`` is given; it warns.
         messages_to_keep: Deprecated, as in LangChain: ``n`` stands for
             ``keep=("messages", n)`` when ``keep`` is left at its default; it warns.
+        summarizer: Writes the summaries instead of ``model``, which then only sizes the
+            window (see :data:`Summarizer`); an async function needs ``ainvoke``/``astream``.
 
     Raises:
         MiddlewareError: A bad size, counter or prompt, or a ``"fraction"`` size with a model
@@ -143,6 +157,7 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         token_counter: TokenCounter = count_tokens_approximately,
         summary_prompt: str = DEFAULT_SUMMARY_PROMPT,
         trim_tokens_to_summarize: int | None = _DEFAULT_TRIM_TOKENS,
+        summarizer: Summarizer | None = None,
         max_tokens_before_summary: int | None = None,
         messages_to_keep: int | None = None,
     ) -> None:
@@ -155,6 +170,8 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
             warn_deprecated(owner, "messages_to_keep", "keep=('messages', n)")
             keep = ("messages", messages_to_keep) if keep == _DEFAULT_KEEP else keep
         self._summarizer = HelperModel(owner, "model", model, check=self._check_profile)
+        self._writer = _checked_summarizer(owner, summarizer)
+        self.summarizer = summarizer
         self._rule = CutRule.parse(owner, trigger, keep)
         self._needs_window = self._rule.needs_window
         self.trigger = copied(trigger)
@@ -187,9 +204,7 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         cut = self._cut(messages, await self._summarizer.get(mode) if self._needs_window else None)
         if cut is None:
             return None
-        model = await self._summarizer.get(mode)
-        reply = await mode.invoke(model, self._prompt(messages[:cut]), config=_SUMMARY_CONFIG)
-        return _summarized(reply, messages[cut:])
+        return _summarized(await self._write(mode, messages[:cut]), messages[cut:])
 
     # -- deciding what to summarize ---------------------------------------------------------
 
@@ -200,9 +215,22 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
 
     # -- writing the summary ----------------------------------------------------------------
 
-    def _prompt(self, old: Sequence[AnyMessage]) -> str:
+    async def _write(self, mode: Mode, old: Sequence[AnyMessage]) -> str:
+        """The summary of ``old`` (its newest part within ``trim_tokens_to_summarize``)."""
         shown = _trimmed(old, self.trim_tokens_to_summarize, self.token_counter)
-        return self.summary_prompt.format(messages=_as_text(shown))
+        writer = self._writer
+        if writer is None or isinstance(writer, HelperModel):
+            model = await (writer or self._summarizer).get(mode)
+            prompt = self.summary_prompt.format(messages=_as_text(shown))
+            reply: BaseMessage = await mode.invoke(model, prompt, config=_SUMMARY_CONFIG)
+            return reply.text.strip()
+        summary = await mode.invoke(writer, list(shown), config=_SUMMARY_CONFIG)
+        if not isinstance(summary, str):
+            raise MiddlewareTypeError(
+                f"{self.name}: summarizer must return the summary as a str, "
+                f"got {type(summary).__name__}."
+            )
+        return summary.strip()
 
     # -- the model --------------------------------------------------------------------------
 
@@ -226,6 +254,22 @@ def _checked_callable(owner: str, parameter: str, value: TokenCounter) -> TokenC
             f"got {type(value).__name__}."
         )
     return value
+
+
+def _checked_summarizer(owner: str, summarizer: object) -> HelperModel | Runnable[Any, Any] | None:
+    """A chat model (or id) prompted like ``model``, or a runnable taking the messages."""
+    if summarizer is None:
+        return None
+    if isinstance(summarizer, str | BaseChatModel):
+        return HelperModel(owner, "summarizer", summarizer)
+    if isinstance(summarizer, Runnable):
+        return summarizer
+    if callable(summarizer):
+        return RunnableLambda(summarizer)
+    raise MiddlewareTypeError(
+        f"{owner}: summarizer must be a chat model, a model id, a Runnable or a function of the "
+        f"messages returning the summary text; got {type(summarizer).__name__}."
+    )
 
 
 def _checked_prompt(owner: str, prompt: object) -> str:
@@ -284,9 +328,9 @@ def _as_text(messages: Sequence[BaseMessage]) -> str:
     return get_buffer_string(messages)
 
 
-def _summarized(reply: BaseMessage, kept: Sequence[AnyMessage]) -> dict[str, Any]:
+def _summarized(text: str, kept: Sequence[AnyMessage]) -> dict[str, Any]:
     summary = HumanMessage(
-        content=f"{SUMMARY_HEADER}\n\n{reply.text.strip()}",
+        content=f"{SUMMARY_HEADER}\n\n{text}",
         additional_kwargs={"lc_source": "summarization"},
     )
     return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), summary, *kept]}

@@ -1,11 +1,14 @@
 """LangChain 1.5's ``SummarizationMiddleware`` arguments: the deprecated
 ``max_tokens_before_summary`` / ``messages_to_keep`` still work, with a warning naming the
-replacement."""
+replacement; ``summarizer`` writes the summaries in place of ``model``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
 
 from graphagent import create_agent
 from graphagent.middleware import SummarizationMiddleware
@@ -57,3 +60,76 @@ def test_explicit_trigger_and_keep_win_over_the_deprecated_arguments() -> None:
         )
 
     assert (middleware.trigger, middleware.keep) == (("messages", 50), ("messages", 7))
+
+
+def test_a_summarizer_model_writes_the_summary_in_place_of_model(how_call: str) -> None:
+    model = ScriptedChatModel(["never asked"])
+    writer = ScriptedChatModel(["  the notes  "])
+    middleware = SummarizationMiddleware(
+        model, trigger=("messages", 4), keep=("messages", 1), summarizer=writer
+    )
+    agent = create_agent(ScriptedChatModel(["done"]), [], middleware=[middleware])
+
+    result = run_agent(agent, how_call, {"messages": history(2)})
+
+    assert result["messages"][0].text.endswith("\n\nthe notes")
+    assert (model.call_count, writer.call_count) == (0, 1)
+    assert "Note 0." in writer.calls[0].messages[0].text  # prompted with summary_prompt
+
+
+def summarize_sync(messages: list[AnyMessage]) -> str:
+    return f"{len(messages)} old messages"
+
+
+async def summarize_async(messages: list[AnyMessage]) -> str:
+    return f"{len(messages)} old messages"
+
+
+@pytest.mark.parametrize(
+    "summarizer", [summarize_sync, summarize_async, RunnableLambda(summarize_sync)]
+)
+def test_a_summarizer_function_gets_the_old_messages(how_call: str, summarizer: Any) -> None:
+    if how_call == "invoke" and summarizer is summarize_async:
+        summarizer = summarize_sync  # an async function needs ainvoke (next test)
+    model = ScriptedChatModel(["never asked"])
+    middleware = SummarizationMiddleware(
+        model, trigger=("messages", 4), keep=("messages", 1), summarizer=summarizer
+    )
+    agent = create_agent(ScriptedChatModel(["done"]), [], middleware=[middleware])
+
+    result = run_agent(agent, how_call, {"messages": history(2)})
+
+    assert result["messages"][0].text.endswith("\n\n4 old messages")
+    assert model.call_count == 0
+    assert middleware.summarizer is summarizer
+
+
+def test_an_async_summarizer_under_invoke_says_to_use_ainvoke() -> None:
+    middleware = SummarizationMiddleware(
+        ScriptedChatModel([]),
+        trigger=("messages", 4),
+        keep=("messages", 1),
+        summarizer=summarize_async,
+    )
+    agent = create_agent(ScriptedChatModel(["done"]), [], middleware=[middleware])
+
+    with pytest.raises(TypeError, match="ainvoke"):
+        agent.invoke({"messages": history(2)})
+
+
+def test_a_summarizer_returning_no_text_is_a_type_error(how_call: str) -> None:
+    middleware = SummarizationMiddleware(
+        ScriptedChatModel([]),
+        trigger=("messages", 4),
+        keep=("messages", 1),
+        summarizer=lambda messages: 42,
+    )
+    agent = create_agent(ScriptedChatModel(["done"]), [], middleware=[middleware])
+
+    with pytest.raises(TypeError, match="summarizer must return the summary as a str, got int"):
+        run_agent(agent, how_call, {"messages": history(2)})
+
+
+def test_a_summarizer_of_the_wrong_type_fails_when_built() -> None:
+    with pytest.raises(TypeError, match="summarizer must be a chat model, a model id"):
+        SummarizationMiddleware(ScriptedChatModel([]), summarizer=42)  # type: ignore[arg-type]

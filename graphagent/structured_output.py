@@ -12,6 +12,7 @@ A schema is a pydantic model, a dataclass, a TypedDict, a JSON-schema dict with 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import types
 import typing
@@ -243,20 +244,27 @@ def _schema(source: Any, strategy: str) -> Schema:
 
 
 def _json_schema(source: dict[str, Any], strategy: str) -> Schema:
-    title = source.get("title")
+    title = source.get("title", _untitled_name(source))
     if not isinstance(title, str) or source.get("type", "object") != "object":
         raise TypeError(
-            f"{strategy} got a JSON schema without a string 'title' or of a type other than "
-            "'object'; give it a title (it names the tool) and type 'object'."
+            f"{strategy} got a JSON schema whose 'title' is not a string or of a type other "
+            "than 'object'; give it a string title (it names the tool) and type 'object'."
         )
     body = {k: v for k, v in source.items() if k not in ("title", "description")}
     return Schema(title, source.get("description", ""), body, "json", source)
 
 
+def _untitled_name(source: dict[str, Any]) -> str:
+    """LangChain's ``response_format_`` name for a schema without a title; the suffix comes from
+    the schema itself (LangChain's is random), so the same schema always gets the same name."""
+    digest = hashlib.sha256(json.dumps(source, sort_keys=True, default=repr).encode())
+    return f"response_format_{digest.hexdigest()[:4]}"
+
+
 def _unsupported(source: Any, strategy: str) -> str:
     return (
         f"{strategy} cannot use {source!r} as a schema; use a pydantic model, a dataclass, a "
-        "TypedDict, a JSON-schema dict with a 'title', or a Union of those."
+        "TypedDict, a JSON-schema dict, or a Union of those."
     )
 
 

@@ -94,8 +94,19 @@ class Schema:
     name: str
     description: str
     json_schema: dict[str, Any]
-    kind: Literal["pydantic", "dataclass", "typeddict", "json"]
+    kind: Literal["pydantic", "dataclass", "typeddict", "json_schema"]
     source: Any
+    strict: bool | None = None
+
+    @property
+    def schema(self) -> Any:
+        """What the schema was made from (LangChain's ``SchemaSpec.schema``)."""
+        return self.source
+
+    @property
+    def schema_kind(self) -> str:
+        """LangChain's name for :attr:`kind`."""
+        return self.kind
 
     def as_tool(self) -> dict[str, Any]:
         function = {"name": self.name, "description": self.description}
@@ -104,7 +115,7 @@ class Schema:
     def parse(self, data: Any) -> Any:
         if self.kind == "pydantic":
             return self.source.model_validate(data)
-        if self.kind == "json":
+        if self.kind == "json_schema":
             return _check_json(self, data)
         return TypeAdapter(self.source).validate_python(data)
 
@@ -127,6 +138,11 @@ class ToolStrategy(Generic[SchemaT]):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schemas", tuple(_schemas(self.schema, "ToolStrategy")))
+
+    @property
+    def schema_specs(self) -> list[Schema]:
+        """LangChain's name for :attr:`schemas`: one per member of a Union."""
+        return list(self.schemas)
 
     def error_message(self, error: Exception) -> str | None:
         """The message sent back to the model for ``error``, or None to raise it."""
@@ -161,7 +177,17 @@ class ProviderStrategy(Generic[SchemaT]):
                 "ProviderStrategy takes one schema, not a Union; use ToolStrategy for a choice "
                 "between several schemas."
             )
-        object.__setattr__(self, "schemas", tuple(schemas))
+        strict = dataclasses.replace(schemas[0], strict=self.strict)
+        object.__setattr__(self, "schemas", (strict,))
+
+    @property
+    def schema_spec(self) -> Schema:
+        """LangChain's name for the one schema (with ``strict``)."""
+        return self.schemas[0]
+
+    def to_model_kwargs(self) -> dict[str, Any]:
+        """LangChain's name for :meth:`model_settings`."""
+        return self.model_settings()
 
     def model_settings(self) -> dict[str, Any]:
         """The ``response_format`` the chat model is bound with."""
@@ -251,7 +277,7 @@ def _json_schema(source: dict[str, Any], strategy: str) -> Schema:
             "than 'object'; give it a string title (it names the tool) and type 'object'."
         )
     body = {k: v for k, v in source.items() if k not in ("title", "description")}
-    return Schema(title, source.get("description", ""), body, "json", source)
+    return Schema(title, source.get("description", ""), body, "json_schema", source)
 
 
 def _untitled_name(source: dict[str, Any]) -> str:

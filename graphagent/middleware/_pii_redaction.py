@@ -38,17 +38,18 @@ def _replacement(strategy: Strategy, match: PIIMatch) -> str:
 
 
 def _masked(pii_type: str, value: str) -> str:
+    """LangChain's mask formats, a little of the value kept to tell values apart; except that an
+    email address keeps its first letter and domain, where LangChain keeps the whole name."""
     if pii_type == "email":
         local, _, domain = value.partition("@")
         return f"{local[:1]}***@{domain}"
-    if pii_type in ("credit_card", "mac_address"):
-        # Every digit (hex digit for a MAC) but the last four (two) hidden; separators kept.
-        keep, hidden = (
-            (4, "0123456789") if pii_type == "credit_card" else (2, "0123456789abcdefABCDEF")
-        )
-        positions = [i for i, c in enumerate(value) if c in hidden]
-        cut = set(positions[:-keep])
-        return "".join("*" if i in cut else c for i, c in enumerate(value))
+    if pii_type == "credit_card":
+        last4 = "".join(c for c in value if c.isdigit())[-4:]
+        separator = "-" if "-" in value else " " if " " in value else ""
+        return separator.join(["****"] * 3 + [last4]) if separator else f"************{last4}"
+    if pii_type == "mac_address":
+        separator = ":" if ":" in value else "-"
+        return separator.join(["**"] * 5 + [value[-2:]])
     if pii_type == "ip" and value.count(".") == 3:
         return "*.*.*." + value.rsplit(".", 1)[1]
     if pii_type == "url":

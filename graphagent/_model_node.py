@@ -19,7 +19,7 @@ from graphagent._log import model_step
 from graphagent._model_call import ModelCall, Outcome
 from graphagent._plan import MODEL_NODE, Hook
 from graphagent._tool_node import ToolRegistry
-from graphagent.errors import HookReturnError, note_origin
+from graphagent.errors import HookReturnError, UnsupportedCommandError, note_origin
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 from graphagent.state import OFFERED_TOOLS
 
@@ -135,10 +135,12 @@ def _settle(
 
 
 def _check_command(hook: Hook, command: Command[Any], state_keys: Collection[str]) -> None:
-    if command.goto or command.graph is not None or command.resume is not None:
-        raise HookReturnError(
-            f"{hook.label} returned an ExtendedModelResponse whose Command sets goto, graph or "
-            "resume; only Command(update=...) applies here. Route with jump_to from a "
+    unsupported = _unsupported_field(command)
+    if unsupported:
+        raise UnsupportedCommandError(
+            f"Command {unsupported} is not yet supported in wrap_model_call middleware: "
+            f"{hook.label} returned an ExtendedModelResponse whose Command sets {unsupported}; "
+            "only Command(update=...) applies here. Route with jump_to from a "
             "before_model/after_model hook instead."
         )
     unknown = [k for k in _items(command.update) if k[0] not in state_keys or k[0] == "jump_to"]
@@ -148,6 +150,16 @@ def _check_command(hook: Hook, command: Command[Any], state_keys: Collection[str
             "fields of the agent state (jump_to cannot be set here); declare them in the "
             "middleware's state_schema."
         )
+
+
+def _unsupported_field(command: Command[Any]) -> str | None:
+    if command.goto:
+        return "goto"
+    if command.resume is not None:
+        return "resume"
+    if command.graph is not None:
+        return "graph"
+    return None
 
 
 def _items(update: Any) -> list[tuple[str, Any]]:

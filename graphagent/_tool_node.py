@@ -51,7 +51,8 @@ class ToolRegistry:
 
 def _unregistered(name: str, why: str) -> str:
     return (
-        f"The model was offered the tool '{name}' by a wrap_model_call hook, but the agent cannot "
+        "Middleware added tools that the agent doesn't know how to execute: the model was offered "
+        f"the tool '{name}' by a wrap_model_call hook, but the agent cannot "
         f"execute it and {why}; register it (create_agent(tools=...) or a middleware's `tools`), "
         "or execute it in a wrap_tool_call hook with request.override(tool=...)."
     )

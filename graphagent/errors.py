@@ -23,8 +23,14 @@ class HookReturnError(GraphAgentError, ValueError):
     """A hook returned what the agent cannot apply: a wrong type, an undeclared jump, a bad key."""
 
 
-class AsyncOnlyHookError(GraphAgentError, RuntimeError):
-    """An async-only hook was reached by a synchronous run (`invoke` / `stream`)."""
+class AsyncOnlyHookError(GraphAgentError, NotImplementedError):
+    """An async-only hook was reached by a synchronous run (`invoke` / `stream`); the
+    ``NotImplementedError`` (a ``RuntimeError``) LangChain raises there."""
+
+
+class UnsupportedCommandError(HookReturnError, NotImplementedError):
+    """A ``wrap_model_call`` hook returned an ``ExtendedModelResponse`` whose ``Command`` sets
+    ``goto``, ``graph`` or ``resume``; the ``NotImplementedError`` LangChain raises there."""
 
 
 class HooklessMiddlewareWarning(UserWarning):
@@ -41,8 +47,9 @@ class ResumeError(GraphAgentError, ValueError):
     carries none. Nothing ran, and the thread is as it was."""
 
 
-class UnregisteredToolError(GraphAgentError, LookupError):
-    """A hook offered the model a tool the agent cannot execute, and no wrapper handled the call."""
+class UnregisteredToolError(GraphAgentError, LookupError, ValueError):
+    """A ``wrap_model_call`` hook offered the model a tool the agent cannot execute, and the agent
+    has no ``wrap_tool_call`` hook that could; the ``ValueError`` LangChain raises there."""
 
 
 class MiddlewareTypeError(MiddlewareError, TypeError):

@@ -1,18 +1,22 @@
-"""LangChain 1.5's ``ModelRequest`` (``langchain.agents.middleware.types``): the deprecated
-``system_prompt=`` argument and ``request.system_prompt = ...`` assignment still work, with a
-warning; assigning any other field stays an error (graphagent's requests are frozen)."""
+"""LangChain 1.5's ``langchain.agents.middleware.types``: the deprecated ``system_prompt=``
+argument and ``request.system_prompt = ...`` assignment of ``ModelRequest`` still work, with a
+warning, while assigning any other field stays an error (graphagent's requests are frozen); and a
+hook defined only as ``async def`` and reached by ``invoke`` raises ``NotImplementedError``, so
+``except NotImplementedError`` clauses written for LangChain keep catching
+``AsyncOnlyHookError``."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from langchain_core.messages import SystemMessage
 
-from graphagent import create_agent
-from graphagent.middleware import ModelRequest, ModelResponse, wrap_model_call
+from graphagent import AsyncOnlyHookError, create_agent
+from graphagent.middleware import AgentMiddleware, ModelRequest, ModelResponse, wrap_model_call
 from graphagent.testing import ScriptedChatModel
 from tests.conftest import run_agent
 
@@ -69,3 +73,31 @@ def test_assigning_another_field_is_still_an_error() -> None:
 
     with pytest.raises(dataclasses.FrozenInstanceError, match="'tools'"):
         request.tools = []  # type: ignore[misc]
+
+
+# --- async-only hooks under invoke --------------------------------------------------------
+
+
+class AsyncOnly(AgentMiddleware):
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        return await handler(request)
+
+
+def test_an_async_only_hook_under_invoke_raises_not_implemented_error() -> None:
+    agent = create_agent(ScriptedChatModel(["hi"]), middleware=[AsyncOnly()])
+
+    with pytest.raises(NotImplementedError) as caught:
+        agent.invoke({"messages": ["q"]})
+
+    assert isinstance(caught.value, AsyncOnlyHookError)
+    assert isinstance(caught.value, RuntimeError), "graphagent's earlier base is kept"
+
+
+def test_the_same_agent_runs_under_ainvoke() -> None:
+    agent = create_agent(ScriptedChatModel(["hi"]), middleware=[AsyncOnly()])
+
+    result = asyncio.run(agent.ainvoke({"messages": ["q"]}))
+
+    assert result["messages"][-1].content == "hi"

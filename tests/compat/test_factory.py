@@ -1,0 +1,72 @@
+"""LangChain 1.5's ``langchain.agents.factory``: the exception types ``create_agent``'s agents
+raise for the same mistakes, so ``except`` clauses written for LangChain keep working."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.types import Command
+
+from graphagent import HookReturnError, UnregisteredToolError, create_agent
+from graphagent.middleware import (
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    wrap_model_call,
+)
+from graphagent.testing import ScriptedChatModel
+from tests.conftest import run_agent
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+@tool
+def multiply(a: int, b: int) -> int:
+    """Multiply two numbers."""
+    return a * b
+
+
+@pytest.mark.parametrize(
+    ("command", "field"),
+    [(Command(goto="tools"), "goto"), (Command(resume="yes"), "resume")],
+)
+def test_a_command_routing_from_wrap_model_call_raises_not_implemented_error(
+    how_call: str, command: Command[Any], field: str
+) -> None:
+    @wrap_model_call
+    def rogue(request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        return ExtendedModelResponse(handler(request), command)
+
+    agent = create_agent(ScriptedChatModel(["x"]), middleware=[rogue])
+
+    with pytest.raises(NotImplementedError) as caught:
+        run_agent(agent, how_call, {"messages": ["q"]})
+
+    assert isinstance(caught.value, HookReturnError)
+    message = str(caught.value)
+    assert message.startswith(f"Command {field} is not yet supported in wrap_model_call middleware")
+    assert "'rogue.wrap_model_call'" in message
+    assert "jump_to" in message
+
+
+def test_an_unregistered_tool_without_a_tool_wrapper_raises_value_error(how_call: str) -> None:
+    @wrap_model_call
+    def offer(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(tools=[*request.tools, add]))
+
+    agent = create_agent(ScriptedChatModel(["x"]), [multiply], middleware=[offer])
+
+    with pytest.raises(
+        ValueError, match=r"^Middleware added tools that the agent doesn't know"
+    ) as caught:
+        run_agent(agent, how_call, {"messages": ["q"]})
+
+    assert isinstance(caught.value, UnregisteredToolError)
+    assert isinstance(caught.value, LookupError), "graphagent's earlier base is kept"

@@ -65,7 +65,7 @@ def test_run_limit_end_stops_a_runaway_loop(run: Run) -> None:
     assert len(log) == 3
     last = result["messages"][-1]
     assert isinstance(last, AIMessage)
-    assert last.content == "Model call limit reached: run limit (3/3)."
+    assert last.content == "Model call limits exceeded: run limit (3/3)"
     assert not last.tool_calls
 
 
@@ -80,7 +80,7 @@ def test_error_raises_with_the_counts_and_limits(how_call: str) -> None:
     error = caught.value
     assert (error.thread_count, error.run_count) == (2, 2)
     assert (error.thread_limit, error.run_limit) == (None, 2)
-    assert str(error) == "Model call limit reached: run limit (2/2)."
+    assert str(error) == "Model call limits exceeded: run limit (2/2)"
     assert isinstance(error, GraphAgentError)
     assert model.call_count == 2
 
@@ -92,7 +92,7 @@ def test_zero_allows_no_model_call(how_call: str) -> None:
     result = run_agent(agent, how_call, {"messages": ["hi"]})
 
     assert model.call_count == 0
-    assert result["messages"][-1].content == "Model call limit reached: thread limit (0/0)."
+    assert result["messages"][-1].content == "Model call limits exceeded: thread limit (0/0)"
 
 
 def test_the_run_count_restarts_with_each_invocation(how_call: str) -> None:
@@ -126,7 +126,7 @@ def test_the_thread_count_persists_per_thread(how_call: str) -> None:
     other = run_agent(agent, how_call, {"messages": ["hello"]}, config=thread("b"))
 
     assert second["messages"][-1].content == "second"
-    assert third["messages"][-1].content == "Model call limit reached: thread limit (3/3)."
+    assert third["messages"][-1].content == "Model call limits exceeded: thread limit (3/3)"
     assert other["messages"][-1].content == "fresh"
     assert model.call_count == 4
 
@@ -149,9 +149,7 @@ def test_both_limits_named_when_both_are_reached(how_call: str) -> None:
     with pytest.raises(ModelCallLimitExceededError) as caught:
         run_agent(agent, how_call, {"messages": ["loop"]})
 
-    assert str(caught.value) == (
-        "Model call limit reached: thread limit (2/2) and run limit (2/2)."
-    )
+    assert str(caught.value) == ("Model call limits exceeded: thread limit (2/2), run limit (2/2)")
 
 
 def ask_user_tool() -> BaseTool:
@@ -197,7 +195,7 @@ def assert_stops_after_two_resumes(graph: Any, model: ScriptedChatModel, how: st
     done = run_agent(graph, how, Command(resume="yes"), config=config)
 
     assert "__interrupt__" not in done
-    assert done["messages"][-1].content == "Model call limit reached: run limit (2/2)."
+    assert done["messages"][-1].content == "Model call limits exceeded: run limit (2/2)"
     assert model.call_count == 2
 
 
@@ -236,7 +234,7 @@ def test_a_later_after_model_jump_does_not_skip_the_count(how_call: str) -> None
         run_agent(agent, how_call, {"messages": [text]}, config=thread("t"))
     third = run_agent(agent, how_call, {"messages": ["three"]}, config=thread("t"))
 
-    assert third["messages"][-1].content == "Model call limit reached: thread limit (2/2)."
+    assert third["messages"][-1].content == "Model call limits exceeded: thread limit (2/2)"
     assert model.call_count == 2
 
 
@@ -260,7 +258,7 @@ def test_a_retried_model_call_counts_once(how_call: str) -> None:
 
     assert first["messages"][-1].content == "kept"
     assert agent.get_state(thread("t")).values["thread_model_call_count"] == 1
-    assert second["messages"][-1].content == "Model call limit reached: thread limit (1/1)."
+    assert second["messages"][-1].content == "Model call limits exceeded: thread limit (1/1)"
 
 
 def test_two_model_limiters_do_not_count_a_call_twice(how_call: str) -> None:
@@ -272,7 +270,7 @@ def test_two_model_limiters_do_not_count_a_call_twice(how_call: str) -> None:
 
     result = run_agent(agent, how_call, {"messages": ["loop"]})
 
-    assert result["messages"][-1].content == "Model call limit reached: run limit (3/3)."
+    assert result["messages"][-1].content == "Model call limits exceeded: run limit (3/3)"
     assert model.call_count == 3
 
 
@@ -281,8 +279,8 @@ def test_two_model_limiters_do_not_count_a_call_twice(how_call: str) -> None:
     [
         (
             {},
-            "ModelCallLimitMiddleware needs at least one limit; pass thread_limit=..., "
-            "run_limit=... or both.",
+            "At least one limit must be specified (thread_limit or run_limit): pass "
+            "thread_limit=..., run_limit=... or both to ModelCallLimitMiddleware.",
         ),
         (
             {"run_limit": -1},
@@ -301,8 +299,8 @@ def test_two_model_limiters_do_not_count_a_call_twice(how_call: str) -> None:
         ),
         (
             {"run_limit": 1, "exit_behavior": "continue"},
-            "ModelCallLimitMiddleware: exit_behavior must be one of 'end', 'error', "
-            "got 'continue'.",
+            "Invalid exit_behavior: 'continue'. ModelCallLimitMiddleware's exit_behavior must be "
+            "one of 'end', 'error'.",
         ),
     ],
 )
@@ -324,7 +322,7 @@ def test_model_limit_error_pickles() -> None:
     error = ModelCallLimitExceededError(3, 2, 3, None)
     copy = pickle.loads(pickle.dumps(error))
     assert (copy.thread_count, copy.run_count, copy.thread_limit, copy.run_limit) == (3, 2, 3, None)
-    assert str(copy) == str(error) == "Model call limit reached: thread limit (3/3)."
+    assert str(copy) == str(error) == "Model call limits exceeded: thread limit (3/3)"
 
 
 # -- ToolCallLimitMiddleware -----------------------------------------------------------------------
@@ -348,7 +346,7 @@ def test_continue_blocks_only_the_excess_of_parallel_calls(run: Run) -> None:
         ids[1]: ("success", "search: b"),
         ids[2]: (
             "error",
-            "Not run: the tool call limit is reached. Do not make any more tool calls.",
+            "Tool call limit exceeded. Do not make additional tool calls.",
         ),
     }
     assert result["messages"][-1].content == "done"
@@ -397,14 +395,15 @@ def test_end_answers_every_pending_call_and_stops(run: Run) -> None:
     assert log == []
     assert model.call_count == 1
     not_run = (
-        "Not run: another tool call in the same reply went over its call limit, so the run stopped."
+        "Execution stopped before this tool call could run because another tool call in the same "
+        "batch exceeded the limit."
     )
     answers = {m.tool_call_id: (m.status, m.content) for m in result["messages"][2:5]}
     ids = [c["id"] for c in reply.tool_calls]
     assert answers == {
         ids[1]: (
             "error",
-            "Not run: the call limit for 'search' is reached. Do not call 'search' again.",
+            "Tool call limit exceeded. Do not call 'search' again.",
         ),
         ids[0]: ("error", not_run),
         ids[2]: ("error", not_run),
@@ -449,7 +448,7 @@ def test_continue_with_a_model_limit_stops_a_runaway_loop(run: Run) -> None:
         "error",
         "error",
     ]
-    assert result["messages"][-1].content == "Model call limit reached: run limit (4/4)."
+    assert result["messages"][-1].content == "Model call limits exceeded: run limit (4/4)"
 
 
 def test_a_per_tool_limit_leaves_other_tools_alone(how_call: str) -> None:
@@ -468,7 +467,7 @@ def test_a_per_tool_limit_leaves_other_tools_alone(how_call: str) -> None:
     result = run_agent(agent, how_call, {"messages": ["go"]})
 
     assert sorted(log) == ["calc(1)", "calc(2)", "search(a)"]
-    refusal = "Not run: the call limit for 'search' is reached. Do not call 'search' again."
+    refusal = "Tool call limit exceeded. Do not call 'search' again."
     assert [reply for reply in tool_replies(result["messages"]) if reply[0] == "error"] == [
         ("error", refusal),
         ("error", refusal),
@@ -513,11 +512,13 @@ def test_two_limiters_for_different_tools_in_one_agent(how_call: str) -> None:
     assert sorted(log) == ["calc(1)", "calc(2)", "search(a)"]
     assert len([r for r in tool_replies(result["messages"]) if r[0] == "error"]) == 2
     state = agent.get_state(thread("t")).values
-    assert state["thread_tool_call_count"] == {search_cap.name: 1, calc_cap.name: 2}
-    assert state["run_tool_call_count"] == {search_cap.name: 1, calc_cap.name: 2}
+    assert state["thread_tool_call_count"] == {"search": 1, "calc": 2}
+    assert state["run_tool_call_count"] == {"search": 2, "calc": 3}
 
 
-def test_two_limiters_of_one_tool_count_independently(how_call: str) -> None:
+def test_limiters_of_one_tool_share_its_count_as_in_langchain(how_call: str) -> None:
+    # Both write the "search" key, each adding the calls it lets through, so a call counts
+    # once per limiter; one limiter with both limits counts each call once.
     log: list[str] = []
     model = ScriptedChatModel(
         [calls(("search", {"q": "a"})), calls(("search", {"q": "b"})), "done"]
@@ -525,12 +526,19 @@ def test_two_limiters_of_one_tool_count_independently(how_call: str) -> None:
     strict = ToolCallLimitMiddleware(tool_name="search", thread_limit=5, exit_behavior="error")
     strict.name = "SearchThreadCap"
     loose = ToolCallLimitMiddleware(tool_name="search", run_limit=2)
-    agent = create_agent(model, [logging_tool("search", log)], middleware=[strict, loose])
+    agent = create_agent(
+        model,
+        [logging_tool("search", log)],
+        middleware=[strict, loose],
+        checkpointer=InMemorySaver(),
+    )
 
-    result = run_agent(agent, how_call, {"messages": ["go"]})
+    result = run_agent(agent, how_call, {"messages": ["go"]}, config=thread("t"))
 
-    assert log == ["search(a)", "search(b)"]
+    assert log == ["search(a)"]
     assert result["messages"][-1].content == "done"
+    state = agent.get_state(thread("t")).values
+    assert state["thread_tool_call_count"] == {"search": 2}
 
 
 def test_tool_run_count_restarts_and_thread_count_persists(how_call: str) -> None:
@@ -562,8 +570,8 @@ def test_tool_run_count_restarts_and_thread_count_persists(how_call: str) -> Non
     )
     assert other["messages"][-1].content == "other"
     state = agent.get_state(thread("a")).values
-    assert state["thread_tool_call_count"] == {limiter.name: 2}
-    assert state["run_tool_call_count"] == {limiter.name: 0}
+    assert state["thread_tool_call_count"] == {"__all__": 2}
+    assert state["run_tool_call_count"] == {"__all__": 1}
 
 
 def test_tool_limit_error_carries_the_thread_count(how_call: str) -> None:
@@ -589,13 +597,13 @@ def test_tool_limit_error_carries_the_thread_count(how_call: str) -> None:
     [
         (
             {"tool_name": "search"},
-            "ToolCallLimitMiddleware needs at least one limit; pass thread_limit=..., "
-            "run_limit=... or both.",
+            "At least one limit must be specified (thread_limit or run_limit): pass "
+            "thread_limit=..., run_limit=... or both to ToolCallLimitMiddleware.",
         ),
         (
             {"thread_limit": 2, "run_limit": 3},
-            "ToolCallLimitMiddleware: run_limit (3) is above thread_limit (2), so it could "
-            "never be reached; lower run_limit or raise thread_limit.",
+            "run_limit (3) cannot exceed thread_limit (2): ToolCallLimitMiddleware could never "
+            "reach it; lower run_limit or raise thread_limit.",
         ),
         (
             {"thread_limit": -2},
@@ -604,8 +612,8 @@ def test_tool_limit_error_carries_the_thread_count(how_call: str) -> None:
         ),
         (
             {"run_limit": 1, "exit_behavior": "stop"},
-            "ToolCallLimitMiddleware: exit_behavior must be one of 'continue', 'error', 'end', "
-            "got 'stop'.",
+            "Invalid exit_behavior: 'stop'. ToolCallLimitMiddleware's exit_behavior must be one "
+            "of 'continue', 'error', 'end'.",
         ),
         (
             {"run_limit": 1, "tool_name": ""},

@@ -142,7 +142,7 @@ def test_the_thread_model_call_limit_survives_a_restart(turn: NewTurn) -> None:
     after = run_in_worker(limited(action="say", value="third"))
 
     assert after["model_calls"] == 0
-    assert last_message(after) == ["ai", "Model call limit reached: thread limit (2/2)."]
+    assert last_message(after) == ["ai", "Model call limits exceeded: thread limit (2/2)"]
     assert after["thread_model_call_count"] == 2
 
 

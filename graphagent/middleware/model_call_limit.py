@@ -103,7 +103,8 @@ class ModelCallLimitExceededError(GraphAgentError):
 def _limit_reached_message(
     thread_count: int, run_count: int, thread_limit: int | None, run_limit: int | None
 ) -> str:
-    """Which model call limits are reached, with their counts: shown to users and in errors."""
+    """Which model call limits are reached, with their counts: shown to users and in errors, in
+    LangChain's words."""
     reached = [
         f"{scope} limit ({count}/{limit})"
         for scope, count, limit in (
@@ -112,7 +113,7 @@ def _limit_reached_message(
         )
         if limit is not None and count >= limit
     ]
-    return f"Model call limit reached: {' and '.join(reached)}."
+    return f"Model call limits exceeded: {', '.join(reached)}"
 
 
 def _checked_limit(owner: str, parameter: str, value: object) -> int | None:
@@ -136,7 +137,8 @@ def _check_some_limit(owner: str, thread_limit: int | None, run_limit: int | Non
     """Refuse a limiter without any limit: it could never do anything."""
     if thread_limit is None and run_limit is None:
         raise MiddlewareError(
-            f"{owner} needs at least one limit; pass thread_limit=..., run_limit=... or both."
+            "At least one limit must be specified (thread_limit or run_limit): pass "
+            f"thread_limit=..., run_limit=... or both to {owner}."
         )
 
 
@@ -144,7 +146,9 @@ def _checked_exit_behavior(owner: str, value: object, allowed: tuple[str, ...]) 
     """``value`` if it is one of ``allowed``; else a MiddlewareError listing them."""
     if value not in allowed:
         choices = ", ".join(map(repr, allowed))
-        raise MiddlewareError(f"{owner}: exit_behavior must be one of {choices}, got {value!r}.")
+        raise MiddlewareError(
+            f"Invalid exit_behavior: {value!r}. {owner}'s exit_behavior must be one of {choices}."
+        )
     return value
 
 

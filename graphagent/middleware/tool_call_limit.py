@@ -13,10 +13,10 @@ are let through and the rest are over the limit. With ``exit_behavior``:
 
 Counts are kept like those of ``ModelCallLimitMiddleware`` (see that module for why the run count
 is reset in ``before_agent`` rather than kept in an ``UntrackedValue``), in two private dict
-fields keyed by the limiter's name. The fields merge updates key by key, so several limiters
-(each with its own name: the default name includes ``tool_name``) share the fields without
-overwriting each other's counts, and two limiters of the same tool count independently. The counts
-record the calls that were let through; refused calls are not counted.
+fields keyed as in LangChain: by ``tool_name``, or ``"__all__"`` for a global limiter. The fields
+merge updates key by key, so limiters of different tools share the fields without overwriting
+each other's counts. As in LangChain, the thread count records the calls let through, and the run
+count every call the model tried (refused ones too); ``"end"`` leaves the thread count as it was.
 
 A call answered by an earlier ``after_model`` hook (another limiter, for instance) is no longer
 pending, so it is neither counted nor refused again. ``after_model`` hooks run in reverse list
@@ -69,7 +69,7 @@ def _merge_counts(current: dict[str, int] | None, update: dict[str, int]) -> dic
 
 class ToolCallLimitState(AgentState[ResponseT]):
     """The agent state with the tool call counts of every :class:`ToolCallLimitMiddleware`,
-    keyed by limiter name."""
+    keyed by the limited tool's name, or ``"__all__"`` for the count of every tool call."""
 
     thread_tool_call_count: NotRequired[Annotated[dict[str, int], _merge_counts, PrivateStateAttr]]
     """Tool calls run in the thread so far, per limiter name (private: neither input nor
@@ -135,17 +135,15 @@ def _exceeded_message(
 
 
 def _refusal(tool_name: str | None) -> str:
-    """For the model, which knows nothing of threads and runs: stop calling."""
+    """For the model, which knows nothing of threads and runs: stop calling (LangChain's text)."""
     if tool_name:
-        return (
-            f"Not run: the call limit for '{tool_name}' is reached. "
-            f"Do not call '{tool_name}' again."
-        )
-    return "Not run: the tool call limit is reached. Do not make any more tool calls."
+        return f"Tool call limit exceeded. Do not call '{tool_name}' again."
+    return "Tool call limit exceeded. Do not make additional tool calls."
 
 
 _NOT_RUN_BECAUSE_ENDED = (
-    "Not run: another tool call in the same reply went over its call limit, so the run stopped."
+    "Execution stopped before this tool call could run because another tool call in the same "
+    "batch exceeded the limit."
 )
 
 
@@ -218,42 +216,48 @@ class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], Con
         limited = None if self.tool_name is None else frozenset({self.tool_name})
         check_known(self.name, "tool_name", limited, agent)
 
+    @property
+    def _count_key(self) -> str:
+        """This limiter's key in the count fields: ``tool_name``, or ``"__all__"``."""
+        return self.tool_name or "__all__"
+
     def before_agent(
         self, state: ToolCallLimitState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """A new run starts counting from 0."""
-        return {"run_tool_call_count": {self.name: 0}}
+        return {"run_tool_call_count": {self._count_key: 0}}
 
     @hook_config(can_jump_to=["end"])
     def after_model(
         self, state: ToolCallLimitState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Count the reply's calls; refuse, raise or end for those over the limit."""
-        thread_count = state.get("thread_tool_call_count", {}).get(self.name, 0)
-        run_count = state.get("run_tool_call_count", {}).get(self.name, 0)
+        key = self._count_key
+        thread_count = state.get("thread_tool_call_count", {}).get(key, 0)
+        run_count = state.get("run_tool_call_count", {}).get(key, 0)
         split = self._split(pending_tool_calls(state["messages"]), thread_count, run_count)
-        if not split.allowed and not split.refused:
-            return None
-        counts = {
-            "thread_tool_call_count": {self.name: thread_count + len(split.allowed)},
-            "run_tool_call_count": {self.name: run_count + len(split.allowed)},
-        }
-        if not split.refused:
-            return counts
         tried = len(split.allowed) + len(split.refused)
-        if self.exit_behavior == "error":
+        if not tried:
+            return None
+        if split.refused and self.exit_behavior == "error":
             raise ToolCallLimitExceededError(
                 thread_count + tried, run_count + tried, *self._limits(), self.tool_name
             )
+        ends = bool(split.refused) and self.exit_behavior == "end"
+        counts = {
+            "thread_tool_call_count": {key: thread_count + (0 if ends else len(split.allowed))},
+            "run_tool_call_count": {key: run_count + tried},
+        }
         refusals = [_error_reply(call, _refusal(self.tool_name)) for call in split.refused]
-        if self.exit_behavior == "continue":
-            return {**counts, "messages": refusals}
+        if not ends:
+            return {**counts, "messages": refusals} if refusals else counts
         not_run = [_error_reply(call, _NOT_RUN_BECAUSE_ENDED) for call in split.allowed]
         not_run += [_error_reply(call, _NOT_RUN_BECAUSE_ENDED) for call in split.untracked]
         text = _exceeded_message(
             thread_count + tried, run_count + tried, *self._limits(), self.tool_name
         )
-        return {"jump_to": "end", "messages": [*refusals, *not_run, AIMessage(content=text)]}
+        final = [*refusals, *not_run, AIMessage(content=text)]
+        return {**counts, "jump_to": "end", "messages": final}
 
     def _limits(self) -> tuple[int | None, int | None]:
         return self.thread_limit, self.run_limit
@@ -280,8 +284,8 @@ def _room(limit: int | None, count: int) -> float:
 def _check_run_within_thread(owner: str, thread_limit: int | None, run_limit: int | None) -> None:
     if thread_limit is not None and run_limit is not None and run_limit > thread_limit:
         raise MiddlewareError(
-            f"{owner}: run_limit ({run_limit}) is above thread_limit ({thread_limit}), so it "
-            "could never be reached; lower run_limit or raise thread_limit."
+            f"run_limit ({run_limit}) cannot exceed thread_limit ({thread_limit}): {owner} could "
+            "never reach it; lower run_limit or raise thread_limit."
         )
 
 

@@ -54,9 +54,8 @@ def test_write_todos_replaces_the_todos_state(run: Run) -> None:
     assert isinstance(answer, ToolMessage)
     assert (answer.tool_call_id, answer.name, answer.status) == ("w1", "write_todos", "success")
     assert answer.content == (
-        "To-do list updated:\n"
-        "1. [in progress] Find the sales figures\n"
-        "2. [pending] Compute the growth"
+        "Updated todo list to [{'content': 'Find the sales figures', 'status': 'in_progress'}, "
+        "{'content': 'Compute the growth', 'status': 'pending'}]"
     )
     assert model.calls[0].tool_names == ("write_todos",)
 

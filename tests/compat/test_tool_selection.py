@@ -1,12 +1,15 @@
-"""LangChain 1.5's ``LLMToolSelectorMiddleware(max_retries=, on_parsing_failure=)``: how often to
-ask again when an answer names no tool, and what is selected when none did."""
+"""LangChain 1.5's ``tool_selection``: ``max_retries=`` and ``on_parsing_failure=`` (how often to
+ask again when an answer names no tool, and what is selected when none did); tools named in
+``always_include`` are kept on top of the ``max_tools`` picks; the selection call is not streamed
+as messages."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.tools import tool
 
 from graphagent import MiddlewareError, ToolSelectionError, create_agent
@@ -113,3 +116,61 @@ def test_bad_options_fail_when_built(options: dict[str, Any], message: str) -> N
 def test_a_fallback_list_naming_an_unknown_tool_fails_when_the_agent_is_built() -> None:
     with pytest.raises(MiddlewareError, match=r"on_parsing_failure names \['get_wether'\]"):
         selecting(ScriptedChatModel([]), on_parsing_failure=["get_wether"])
+
+
+# --- always_include and the stream ---------------------------------------------------------
+
+
+LYON = {"messages": [HumanMessage("Weather in Lyon, then mail it.")]}
+
+
+@tool
+def weather(city: str) -> str:
+    """Get the weather."""
+    return "sunny"
+
+
+@tool
+def stocks(symbol: str) -> str:
+    """Get a stock price."""
+    return "100"
+
+
+@tool
+def email(to: str) -> str:
+    """Send an email."""
+    return "sent"
+
+
+def agent_with(model: ScriptedChatModel, **options: Any) -> Any:
+    selector = LLMToolSelectorMiddleware(**options)
+    return create_agent(model, [weather, stocks, email], middleware=[selector])
+
+
+def test_always_included_tools_do_not_count_toward_max_tools(how_call: str) -> None:
+    model = ScriptedChatModel([calls(("select_tools", {"tools": ["weather", "stocks"]})), "ok"])
+    agent = agent_with(model, max_tools=1, always_include=["email"])
+
+    run_agent(agent, how_call, LYON)
+
+    assert set(model.calls[-1].tool_names) == {"weather", "email"}
+
+
+@pytest.mark.parametrize("how", ["stream", "astream"])
+def test_the_selection_call_stays_off_the_messages_stream(how: str) -> None:
+    model = ScriptedChatModel([calls(("select_tools", {"tools": ["weather"]})), "It is sunny."])
+    agent = agent_with(model)
+
+    if how == "stream":
+        chunks = list(agent.stream(LYON, stream_mode="messages"))
+    else:
+
+        async def collect() -> list[Any]:
+            return [c async for c in agent.astream(LYON, stream_mode="messages")]
+
+        chunks = asyncio.run(asyncio.wait_for(collect(), 60))
+
+    streamed = [m for m, _ in chunks if isinstance(m, AIMessageChunk)]
+    assert "".join(m.text for m in streamed) == "It is sunny."
+    assert not any(m.tool_calls for m in streamed), "the selection reply was streamed"
+    assert model.call_count == 2

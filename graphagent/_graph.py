@@ -49,7 +49,7 @@ def build_graph(
     )
     graph.add_node(MODEL_NODE, model_node(setup, plan.wrap_model_call))
     if plan.tools:
-        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.wrap_tool_call, registry))
+        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.wrap_tool_call))
     return_direct = frozenset(t.name for t in plan.tools if t.return_direct)
     for source, route in plan.routes.items():
         targets = destinations(route)

@@ -24,12 +24,10 @@ _BIND_CACHE_SIZE = 64
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What one handler call produced: the response, the commands of the layers it passed, and
-    the unregistered tools the model was offered."""
+    """What one handler call produced: the response, and the commands of the layers it passed."""
 
     response: ModelResponse
     commands: tuple[Command[Any], ...] = ()
-    offered: frozenset[str] = frozenset()
 
 
 class ModelCall:
@@ -41,27 +39,27 @@ class ModelCall:
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
 
     async def __call__(self, request: ModelRequest, mode: Mode) -> Outcome:
-        bound, messages, strategy, offered = self._prepare(request)
+        bound, messages, strategy = self._prepare(request)
         with provider_rejections(strategy), _origin(request):
             reply = await mode.invoke(bound, messages)
-        return self._outcome(reply, strategy, offered)
+        return self._outcome(reply, strategy)
 
     def _prepare(
         self, request: ModelRequest
-    ) -> tuple[Runnable[Any, Any], list[Any], Strategy | None, frozenset[str]]:
-        offered = self._registry.check_offered(request.tools)
+    ) -> tuple[Runnable[Any, Any], list[Any], Strategy | None]:
+        self._registry.check_offered(request.tools)
         strategy = (
             resolve(request.response_format, request.model) if request.response_format else None
         )
         messages = pair_tool_calls(request.messages)
         if request.system_message is not None:
             messages = [request.system_message, *messages]
-        return self._bind(request, strategy), messages, strategy, offered
+        return self._bind(request, strategy), messages, strategy
 
-    def _outcome(self, reply: Any, strategy: Strategy | None, offered: frozenset[str]) -> Outcome:
+    def _outcome(self, reply: Any, strategy: Strategy | None) -> Outcome:
         if self._name and isinstance(reply, AIMessage) and not reply.name:
             reply.name = self._name
-        return Outcome(to_response(reply, strategy), offered=offered)
+        return Outcome(to_response(reply, strategy))
 
     def _bind(self, request: ModelRequest, strategy: Strategy | None) -> Runnable[Any, Any]:
         model, tools, choice, settings = (

@@ -21,7 +21,6 @@ from graphagent._plan import MODEL_NODE, Hook
 from graphagent._tool_node import ToolRegistry
 from graphagent.errors import HookReturnError, UnsupportedCommandError, note_origin
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
-from graphagent.state import OFFERED_TOOLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +46,7 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
 
     async def run(state: dict[str, Any], runtime: Runtime[Any], mode: Mode) -> Any:
         outcome = await mode.call(chains[mode], _request(setup, state, runtime))
-        return _update(outcome, setup.plain_keys, state)
+        return _update(outcome, setup.plain_keys)
 
     def model(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
         if sync_error is not None:
@@ -131,7 +130,7 @@ def _settle(
     if command is not None:
         _check_command(hook, command, state_keys)
         commands = (*commands, command)
-    return Outcome(response, commands, kept.offered)
+    return Outcome(response, commands)
 
 
 def _check_command(hook: Hook, command: Command[Any], state_keys: Collection[str]) -> None:
@@ -170,11 +169,8 @@ def _items(update: Any) -> list[tuple[str, Any]]:
     return list(update)
 
 
-def _update(
-    outcome: Outcome, plain_keys: frozenset[str], state: dict[str, Any]
-) -> dict[str, Any] | list[Command[Any]]:
-    """The model node's writes: the response's messages and the turn's unregistered tool offers
-    (when they changed), then each command's updates.
+def _update(outcome: Outcome, plain_keys: frozenset[str]) -> dict[str, Any] | list[Command[Any]]:
+    """The model node's writes: the response's messages, then each command's updates.
 
     Plain fields are merged into one write (inner first, outer wins); fields with a reducer get
     one write per command, applied in the same order.
@@ -185,9 +181,6 @@ def _update(
     first: dict[str, Any] = {"messages": messages + malformed if malformed else messages}
     if outcome.response.structured_response is not None:
         first["structured_response"] = outcome.response.structured_response
-    offered = sorted(outcome.offered)
-    if offered != state.get(OFFERED_TOOLS, []):
-        first[OFFERED_TOOLS] = offered
     if not outcome.commands:
         return first
     reduced: list[Command[Any]] = []

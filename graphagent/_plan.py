@@ -36,7 +36,6 @@ from graphagent.state import (
     AgentState,
     JumpTo,
     MergedSchemas,
-    OfferedToolsState,
     merge_state_schemas,
 )
 
@@ -139,8 +138,7 @@ def compile_plan(
     discovered = [hook for item in stack for hook in discover_all(item)]
     hooks = {p: [h for h in discovered if h.position == p] for p in ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
-    offers = bool(hooks["wrap_model_call"] and hooks["wrap_tool_call"])
-    schemas = merge_state_schemas(_schema_sources(stack, state_schema, offers))
+    schemas = merge_state_schemas(_schema_sources(stack, state_schema))
     provider_tools = tuple(t for t in tools if isinstance(t, dict))
     facts = AgentFacts(all_tools, checkpointer, provider_tools, checkpointing_disabled)
     for item in stack:
@@ -324,13 +322,10 @@ def _collect_tools(
 
 
 def _schema_sources(
-    stack: Sequence[AgentMiddleware[Any, Any, Any]], state_schema: type[Any] | None, offers: bool
+    stack: Sequence[AgentMiddleware[Any, Any, Any]], state_schema: type[Any] | None
 ) -> list[tuple[str, type[Any]]]:
-    """AgentState, graphagent's record of tool offers (only a wrap_model_call hook can offer an
-    unregistered tool, and only a wrap_tool_call hook can execute it), then the user's schemas."""
+    """AgentState, then the user's schemas."""
     sources: list[tuple[str, type[Any]]] = [("AgentState", AgentState)]
-    if offers:
-        sources.append(("graphagent", OfferedToolsState))
     if state_schema is not None:
         sources.append(("state_schema", state_schema))
     sources += [(m.name, m.state_schema) for m in stack]

@@ -17,50 +17,42 @@ from graphagent._compat import InlineToolNode
 from graphagent._log import tool_step
 from graphagent._plan import TOOLS_NODE, Hook
 from graphagent.errors import HookReturnError, UnregisteredToolError, note_origin
-from graphagent.state import OFFERED_TOOLS
 
 ToolResult = Any  # ToolMessage | Command
 
 
 class ToolRegistry:
-    """The tools the agent executes, and the checks on unregistered ones hooks offer the model.
+    """The tools the agent executes, and the check on unregistered ones hooks offer the model.
 
-    A ``wrap_model_call`` hook may offer the model a tool the agent does not have; that is only
-    sound when a ``wrap_tool_call`` hook executes it (``request.override(tool=...)``). Which
-    tools a turn offered is kept in the run's state (``OFFERED_TOOLS``), never here: one
-    registry serves every run of the agent.
+    A ``wrap_model_call`` hook may offer the model a tool the agent does not have; only a
+    ``wrap_tool_call`` hook can execute it (``request.override(tool=...)``). A call to it that no
+    hook executes is answered, like a call to any unknown tool, with an error ``ToolMessage``
+    naming the tools the agent has, as in LangChain.
     """
 
     def __init__(self, tools: Sequence[BaseTool], wrapped: bool) -> None:
         self.names = frozenset(t.name for t in tools)
         self.wrapped = wrapped
 
-    def check_offered(self, tools: Sequence[Any]) -> frozenset[str]:
-        """The unregistered tools among ``tools``; an error if no hook could execute them."""
+    def check_offered(self, tools: Sequence[Any]) -> None:
+        """Refuse unregistered tools among ``tools`` when no hook could execute them."""
+        if self.wrapped:
+            return
         offered = [t.name for t in tools if isinstance(t, BaseTool) and t.name not in self.names]
-        if offered and not self.wrapped:
-            raise UnregisteredToolError(_unregistered(offered[0], "no wrap_tool_call hook"))
-        return frozenset(offered)
-
-    def check_call(self, request: ToolCallRequest) -> None:
-        """Refuse a call to a tool this run's model turn was offered and no hook executed."""
-        name = request.tool_call["name"]
-        if request.tool is None and name in request.state.get(OFFERED_TOOLS, ()):
-            raise UnregisteredToolError(_unregistered(name, "no wrap_tool_call hook handled it"))
+        if offered:
+            raise UnregisteredToolError(_unregistered(offered[0]))
 
 
-def _unregistered(name: str, why: str) -> str:
+def _unregistered(name: str) -> str:
     return (
         "Middleware added tools that the agent doesn't know how to execute: the model was offered "
-        f"the tool '{name}' by a wrap_model_call hook, but the agent cannot "
-        f"execute it and {why}; register it (create_agent(tools=...) or a middleware's `tools`), "
+        f"the tool '{name}' by a wrap_model_call hook, but the agent cannot execute it and has no "
+        "wrap_tool_call hook; register it (create_agent(tools=...) or a middleware's `tools`), "
         "or execute it in a wrap_tool_call hook with request.override(tool=...)."
     )
 
 
-def tools_node(
-    tools: Sequence[BaseTool], hooks: Sequence[Hook], registry: ToolRegistry
-) -> ToolNode:
+def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
     """Tool exceptions propagate (``handle_tool_errors=False``); invalid arguments become an
     error ToolMessage the model can read, below every wrapper, so wrappers see a normal reply."""
     sync_error = async_only_error(hooks)
@@ -69,7 +61,6 @@ def tools_node(
 
     async def run(request: ToolCallRequest, execute: Callable[..., Any], mode: Mode) -> Any:
         async def base(req: ToolCallRequest) -> ToolResult:
-            registry.check_call(req)
             try:
                 return await mode.call(execute, req)
             except ToolInvocationError as exc:

@@ -62,19 +62,6 @@ class AgentState(TypedDict, Generic[ResponseT]):
     """The parsed structured output, with a ``response_format`` (output only)."""
 
 
-OFFERED_TOOLS = "offered_unregistered_tools"
-
-
-class OfferedToolsState(TypedDict):
-    """graphagent's own state: unregistered tools a ``wrap_model_call`` hook offered the model.
-
-    Recorded per model turn in the run's state, not in process memory, so whether a call to
-    such a tool was offered is known to this run only, and still known after a resume elsewhere.
-    """
-
-    offered_unregistered_tools: NotRequired[Annotated[list[str], PrivateStateAttr]]
-
-
 class InputAgentState(TypedDict):
     """What an agent accepts by default: messages."""
 

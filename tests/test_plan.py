@@ -103,20 +103,3 @@ def test_middleware_tools_and_schemas_are_collected() -> None:
     assert set(plan.schemas.fields) == {"messages", "jump_to", "structured_response"}
     assert plan.schemas.fields["jump_to"].in_input is False
     assert plan.schemas.fields["structured_response"].in_output is True
-
-
-def test_tool_offers_are_recorded_in_private_state_only_when_hooks_can_make_them() -> None:
-    class OffersAndExecutes(AgentMiddleware):
-        def wrap_model_call(self, request: Any, handler: Any) -> Any:
-            return handler(request)
-
-        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
-            return handler(request)
-
-    class OffersOnly(AgentMiddleware):
-        def wrap_model_call(self, request: Any, handler: Any) -> Any:
-            return handler(request)
-
-    recorded = compile_plan([OffersAndExecutes()]).schemas.fields["offered_unregistered_tools"]
-    assert (recorded.in_input, recorded.in_output) == (False, False)
-    assert "offered_unregistered_tools" not in compile_plan([OffersOnly()]).schemas.fields

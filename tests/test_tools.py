@@ -10,18 +10,15 @@ from typing import Annotated, Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from langgraph.types import Command, interrupt
 
 from graphagent import UnregisteredToolError, create_agent
 from graphagent._history import UNANSWERED
 from graphagent.middleware import (
     ModelRequest,
     after_agent,
-    after_model,
     before_model,
     wrap_model_call,
     wrap_tool_call,
@@ -220,7 +217,8 @@ def test_an_unregistered_tool_executed_by_a_tool_wrapper(run: Run) -> None:
     assert result["messages"][2].content == "4"
 
 
-def test_an_unregistered_tool_no_wrapper_handles_is_an_error(how_call: str) -> None:
+def test_an_unregistered_tool_no_wrapper_handles_gets_an_error_answer(how_call: str) -> None:
+    # As in LangChain: the call is answered like a call to any unknown tool, and the run goes on.
     @wrap_model_call
     def offer(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         return handler(request.override(tools=[*request.tools, add]))
@@ -229,14 +227,18 @@ def test_an_unregistered_tool_no_wrapper_handles_is_an_error(how_call: str) -> N
     def passthrough(request: Any, handler: Callable[[Any], Any]) -> Any:
         return handler(request)
 
-    model = ScriptedChatModel([calls(("add", {"a": 2, "b": 2})), "4"])
+    model = ScriptedChatModel([calls(("add", {"a": 2, "b": 2})), "no add then"])
     agent = create_agent(model, [multiply], middleware=[offer, passthrough])
-    with pytest.raises(UnregisteredToolError, match="no wrap_tool_call hook handled it"):
-        run_agent(agent, how_call, {"messages": ["x"]})
+
+    result = run_agent(agent, how_call, {"messages": ["x"]})
+
+    answer = result["messages"][2]
+    assert (answer.name, answer.status) == ("add", "error")
+    assert answer.content == "Error: add is not a valid tool, try one of [multiply]."
+    assert result["messages"][-1].content == "no add then"
 
 
-# Per-run offers: whether a call to an unregistered tool was offered is decided from the run's
-# own state, so another run (or the same agent built again in another process) sees its own.
+# Concurrent runs: a hook's decisions are its own per run.
 
 
 def add_whenever_asked(messages: list[Any]) -> Any:
@@ -246,62 +248,6 @@ def add_whenever_asked(messages: list[Any]) -> Any:
 
 def asked_for(state: Any) -> str:
     return str(state["messages"][0].content)
-
-
-@wrap_model_call
-def offer_when_asked(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
-    if asked_for(request.state) == "offer add":
-        request = request.override(tools=[*request.tools, add])
-    return handler(request)
-
-
-@wrap_tool_call
-def passthrough(request: Any, handler: Callable[[Any], Any]) -> Any:
-    return handler(request)
-
-
-def offering_agent(**kwargs: Any) -> Any:
-    model = ScriptedChatModel([add_whenever_asked], repeat_last=True)
-    return create_agent(model, [multiply], middleware=[offer_when_asked, passthrough], **kwargs)
-
-
-def test_an_offer_in_one_run_does_not_carry_into_the_next(how_call: str) -> None:
-    agent = offering_agent()
-    with pytest.raises(UnregisteredToolError, match="no wrap_tool_call hook handled it"):
-        run_agent(agent, how_call, {"messages": ["offer add"]})
-
-    result = run_agent(agent, how_call, {"messages": ["no offer"]})
-
-    answer = result["messages"][2]
-    assert (answer.name, answer.status) == ("add", "error")
-    assert "add is not a valid tool" in answer.content
-    assert result["messages"][-1].content == "done"
-
-
-def test_an_offer_holds_when_the_run_resumes_in_another_process(how_call: str) -> None:
-    @after_model
-    def pause(state: Any, runtime: Any) -> None:
-        interrupt("before the tools run")
-
-    saver = InMemorySaver()
-    thread = {"configurable": {"thread_id": "offer"}}
-    first = create_agent(
-        ScriptedChatModel([add_whenever_asked], repeat_last=True),
-        [multiply],
-        middleware=[offer_when_asked, passthrough, pause],
-        checkpointer=saver,
-    )
-    run_agent(first, how_call, {"messages": ["offer add"]}, config=thread)
-    assert first.get_state(thread).next == ("pause.after_model",)
-
-    elsewhere = create_agent(  # built afresh, as another process would
-        ScriptedChatModel([add_whenever_asked], repeat_last=True),
-        [multiply],
-        middleware=[offer_when_asked, passthrough, pause],
-        checkpointer=saver,
-    )
-    with pytest.raises(UnregisteredToolError, match="no wrap_tool_call hook handled it"):
-        run_agent(elsewhere, how_call, Command(resume="go"), config=thread)
 
 
 def test_concurrent_runs_do_not_see_each_others_offers() -> None:

@@ -1,5 +1,6 @@
 """LangChain 1.5's ``langchain.agents.factory``: the exception types ``create_agent``'s agents
-raise for the same mistakes, so ``except`` clauses written for LangChain keep working."""
+raise for the same mistakes, so ``except`` clauses written for LangChain keep working; tools a
+``wrap_model_call`` hook adds, run by a ``wrap_tool_call`` hook or answered with an error."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import Command
 
@@ -16,8 +18,9 @@ from graphagent.middleware import (
     ModelRequest,
     ModelResponse,
     wrap_model_call,
+    wrap_tool_call,
 )
-from graphagent.testing import ScriptedChatModel
+from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
 
@@ -70,3 +73,44 @@ def test_an_unregistered_tool_without_a_tool_wrapper_raises_value_error(how_call
 
     assert isinstance(caught.value, UnregisteredToolError)
     assert isinstance(caught.value, LookupError), "graphagent's earlier base is kept"
+
+
+def offer_add(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+    return handler(request.override(tools=[*request.tools, add]))
+
+
+def test_a_tool_added_by_wrap_model_call_runs_when_wrap_tool_call_answers_it(
+    how_call: str,
+) -> None:
+    @wrap_tool_call
+    def execute(request: Any, handler: Callable[[Any], Any]) -> Any:
+        if request.tool_call["name"] == "add":
+            return handler(request.override(tool=add))
+        return handler(request)
+
+    model = ScriptedChatModel([calls(("add", {"a": 2, "b": 3})), "5"])
+    agent = create_agent(model, [multiply], middleware=[wrap_model_call(offer_add), execute])
+
+    result = run_agent(agent, how_call, {"messages": ["q"]})
+
+    assert model.calls[0].tool_names == ("multiply", "add")
+    answer = result["messages"][2]
+    assert isinstance(answer, ToolMessage)
+    assert (answer.content, answer.status) == ("5", "success")
+
+
+def test_a_call_to_an_added_tool_nobody_runs_gets_an_error_tool_message(how_call: str) -> None:
+    @wrap_tool_call
+    def passthrough(request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+    model = ScriptedChatModel([calls(("add", {"a": 2, "b": 3})), "I cannot add."])
+    agent = create_agent(model, [multiply], middleware=[wrap_model_call(offer_add), passthrough])
+
+    result = run_agent(agent, how_call, {"messages": ["q"]})
+
+    answer = result["messages"][2]
+    assert isinstance(answer, ToolMessage)
+    assert (answer.name, answer.status) == ("add", "error")
+    assert answer.content == "Error: add is not a valid tool, try one of [multiply]."
+    assert result["messages"][-1].content == "I cannot add."

@@ -44,23 +44,39 @@ def _is_final(message: ToolMessage) -> bool:
     return bool(message.response_metadata.get(FINAL_ANSWER))
 
 
-def answer_malformed_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    """Error answers for tool calls whose arguments could not be parsed, so the model can retry."""
-    return [
-        ToolMessage(
-            content=(
-                f"Error: the call to '{call.get('name')}' could not be parsed "
-                f"({call.get('error') or 'invalid arguments'}). Send the arguments again as "
-                "one valid JSON object."
-            ),
-            tool_call_id=call.get("id") or "",
-            name=call.get("name") or "",
-            status="error",
-        )
-        for message in messages
-        if isinstance(message, AIMessage)
-        for call in message.invalid_tool_calls
-    ]
+def answer_malformed_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+    """``messages`` with an error answer right after each malformed tool call (arguments that
+    could not be parsed) that has none yet, or ``None`` when there is none to answer.
+
+    As in LangChain, a reply whose only calls are malformed ends the run; the next model call
+    answers them, so the model reads why and can retry, and a model that keeps sending malformed
+    calls cannot loop."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    history: list[BaseMessage] = []
+    for message in messages:
+        history.append(message)
+        if not isinstance(message, AIMessage):
+            continue
+        for call in message.invalid_tool_calls:
+            call_id = call.get("id")
+            if call_id and call_id not in answered:
+                answered.add(call_id)
+                history.append(_malformed_answer(call_id, call.get("name"), call.get("error")))
+    return history if len(history) > len(messages) else None
+
+
+def _malformed_answer(call_id: str, name: str | None, error: str | None) -> ToolMessage:
+    name = name or "unknown"
+    return ToolMessage(
+        content=(
+            f"Tool call {name} with id {call_id} could not be executed - arguments were "
+            f"malformed or truncated ({error or 'invalid arguments'}). Send the arguments "
+            "again as one valid JSON object."
+        ),
+        tool_call_id=call_id,
+        name=name,
+        status="error",
+    )
 
 
 def pair_tool_calls(messages: list[Any]) -> list[Any]:

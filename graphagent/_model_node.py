@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage, RemoveMessage, SystemMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -45,8 +46,10 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
     chains = {mode: _chain(setup, hooks, call, mode) for mode in modes}
 
     async def run(state: dict[str, Any], runtime: Runtime[Any], mode: Mode) -> Any:
-        outcome = await mode.call(chains[mode], _request(setup, state, runtime))
-        return _update(outcome, setup.plain_keys)
+        answered = answer_malformed_calls(state["messages"])
+        messages = state["messages"] if answered is None else answered
+        outcome = await mode.call(chains[mode], _request(setup, state, messages, runtime))
+        return _update(outcome, setup.plain_keys, answered)
 
     def model(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
         if sync_error is not None:
@@ -69,10 +72,12 @@ def _chain(setup: ModelSetup, hooks: Sequence[Hook], call: ModelCall, mode: Mode
     return build_onion(hook_layers(hooks, mode, make), in_mode(base, mode, MODEL_NODE))
 
 
-def _request(setup: ModelSetup, state: dict[str, Any], runtime: Runtime[Any]) -> ModelRequest:
+def _request(
+    setup: ModelSetup, state: dict[str, Any], messages: list[Any], runtime: Runtime[Any]
+) -> ModelRequest:
     return ModelRequest(
         model=setup.model,
-        messages=state["messages"],
+        messages=messages,
         system_message=setup.system_message,
         tools=list(setup.tools),
         response_format=setup.response_format,
@@ -169,16 +174,21 @@ def _items(update: Any) -> list[tuple[str, Any]]:
     return list(update)
 
 
-def _update(outcome: Outcome, plain_keys: frozenset[str]) -> dict[str, Any] | list[Command[Any]]:
-    """The model node's writes: the response's messages, then each command's updates.
+def _update(
+    outcome: Outcome, plain_keys: frozenset[str], answered: list[Any] | None
+) -> dict[str, Any] | list[Command[Any]]:
+    """The model node's writes: the response's messages (after the history with its malformed
+    calls ``answered``, which replaces the stored one), then each command's updates.
 
     Plain fields are merged into one write (inner first, outer wins); fields with a reducer get
     one write per command, applied in the same order.
     """
     messages = outcome.response.result
     model_step(messages)
-    malformed = answer_malformed_calls(messages)
-    first: dict[str, Any] = {"messages": messages + malformed if malformed else messages}
+    if answered is not None:
+        # The answers belong right after their calls, so the whole history is rewritten.
+        messages = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *answered, *messages]
+    first: dict[str, Any] = {"messages": messages}
     if outcome.response.structured_response is not None:
         first["structured_response"] = outcome.response.structured_response
     if not outcome.commands:

@@ -82,7 +82,7 @@ class Route:
     """Where a node goes next.
 
     In order: the node a declared ``jump_to`` target maps to; with ``to_tools``, the tools for
-    pending tool calls, or ``loop`` again when the model's only calls were malformed; with
+    pending tool calls, or ``loop`` again when the model's calls were all answered in place; with
     ``exit``, there when a ``return_direct`` tool was called; otherwise ``default``.
     """
 

@@ -19,6 +19,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from graphagent import create_agent
@@ -37,6 +38,7 @@ from tests.openai_stub import (
 )
 
 QUESTION = {"messages": ["What is the weather in Paris?"]}
+THREAD = {"configurable": {"thread_id": "t"}}
 
 
 @pytest.fixture(scope="module")
@@ -81,16 +83,16 @@ class Weather(BaseModel):
 
 
 def stream_messages(
-    agent: Any, how: str, inputs: Any
+    agent: Any, how: str, inputs: Any, **kwargs: Any
 ) -> tuple[list[tuple[AIMessageChunk, dict[str, Any]]], dict[str, Any]]:
     """The model's message chunks (with their metadata) and the final state of one run."""
     modes = ["messages", "values"]
     if how == "stream":
-        parts = list(agent.stream(inputs, stream_mode=modes))
+        parts = list(agent.stream(inputs, stream_mode=modes, **kwargs))
     else:
 
         async def collect() -> list[Any]:
-            return [part async for part in agent.astream(inputs, stream_mode=modes)]
+            return [part async for part in agent.astream(inputs, stream_mode=modes, **kwargs)]
 
         parts = asyncio.run(collect())
     chunks = [p for mode, p in parts if mode == "messages" and isinstance(p[0], AIMessageChunk)]
@@ -184,7 +186,7 @@ def test_parallel_tool_calls_all_run_and_are_all_answered(how_call: str, stub: O
     assert {m["tool_call_id"]: m["content"] for m in sent[2:]} == answers
 
 
-def test_malformed_tool_arguments_become_an_error_answer_and_the_model_retries(
+def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(
     run: Run, stub: OpenAIStub
 ) -> None:
     ran: list[str] = []
@@ -200,20 +202,22 @@ def test_malformed_tool_arguments_become_an_error_answer_and_the_model_retries(
         tool_calls(call("lookup", {"city": "Paris"}, id="call_good")),
         text("Found Paris."),
     )
-    agent = create_agent(chat(stub), [lookup])
+    agent = create_agent(chat(stub), [lookup], checkpointer=InMemorySaver())
 
-    result = run(agent, QUESTION)
+    first = run(agent, QUESTION, config=THREAD)
+    assert tool_messages(first) == []
+    assert last_ai(first).invalid_tool_calls[0]["id"] == "call_bad"
+    result = run(agent, {"messages": ["Try again."]}, config=THREAD)
 
     assert ran == ["Paris"]
     bad, good = tool_messages(result)
     assert (bad.tool_call_id, bad.status) == ("call_bad", "error")
-    assert "could not be parsed" in bad.text
+    assert "could not be executed - arguments were malformed or truncated" in bad.text
     assert (good.tool_call_id, good.content) == ("call_good", "Paris")
     second = stub.requests[1]["messages"]
     assert second[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Par'
-    assert second[2]["role"] == "tool"
+    assert [m["role"] for m in second[2:4]] == ["tool", "user"]
     assert second[2]["tool_call_id"] == "call_bad"
-    assert "could not be parsed" in second[2]["content"]
     assert last_ai(result).content == "Found Paris."
 
 
@@ -273,9 +277,11 @@ def test_streamed_malformed_arguments_become_an_error_answer(
     how_stream: str, stub: OpenAIStub
 ) -> None:
     stub.script(tool_calls(call("get_weather", "{city: Paris}", id="call_bad")), text("Sorry."))
-    agent = create_agent(chat(stub), [get_weather])
+    agent = create_agent(chat(stub), [get_weather], checkpointer=InMemorySaver())
 
-    _, state = stream_messages(agent, how_stream, QUESTION)
+    _, first = stream_messages(agent, how_stream, QUESTION, config=THREAD)
+    assert last_ai(first).invalid_tool_calls[0]["id"] == "call_bad"
+    _, state = stream_messages(agent, how_stream, {"messages": ["Again."]}, config=THREAD)
 
     [answer] = tool_messages(state)
     assert (answer.tool_call_id, answer.status) == ("call_bad", "error")

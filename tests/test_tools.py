@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
@@ -143,7 +144,7 @@ def test_runtime_context_reaches_hooks_and_tools(how_call: str) -> None:
     assert model.calls[0].messages[0].content == "user=ada"
 
 
-def test_malformed_tool_arguments_get_an_error_and_another_turn(run: Run) -> None:
+def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(run: Run) -> None:
     broken = AIMessage(
         "",
         invalid_tool_calls=[
@@ -157,13 +158,24 @@ def test_malformed_tool_arguments_get_an_error_and_another_turn(run: Run) -> Non
         ],
     )
     model = ScriptedChatModel([broken, calls(("add", {"a": 1, "b": 2})), "3"])
-    result = run(create_agent(model, [add]), {"messages": ["1+2"]})
+    agent = create_agent(model, [add], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+
+    first = run(agent, {"messages": ["1+2"]}, config=config)
+    ended_on = first["messages"][-1]
+    assert isinstance(ended_on, AIMessage)
+    assert [c["id"] for c in ended_on.invalid_tool_calls] == ["bad1"], "ends on the bad reply"
+    result = run(agent, {"messages": ["again"]}, config=config)
 
     error = result["messages"][2]
     assert isinstance(error, ToolMessage)
     assert (error.tool_call_id, error.status) == ("bad1", "error")
-    assert "could not be parsed (truncated JSON)" in error.content
-    assert model.calls[1].messages[-1] == error
+    assert error.content.startswith(
+        "Tool call add with id bad1 could not be executed - arguments were malformed or "
+        "truncated (truncated JSON)."
+    )
+    assert list(model.calls[1].messages[2:4]) == [error, result["messages"][3]]
+    assert result["messages"][3].content == "again"
     assert result["messages"][-1].content == "3"
 
 

@@ -1,6 +1,8 @@
 """LangChain 1.5's ``langchain.agents.factory``: the exception types ``create_agent``'s agents
 raise for the same mistakes, so ``except`` clauses written for LangChain keep working; tools a
-``wrap_model_call`` hook adds, run by a ``wrap_tool_call`` hook or answered with an error."""
+``wrap_model_call`` hook adds, run by a ``wrap_tool_call`` hook or answered with an error; and
+malformed tool calls (``invalid_tool_calls``), which end the run and are answered on the next
+model call, so a model that only ever sends them cannot loop."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graphagent import HookReturnError, UnregisteredToolError, create_agent
@@ -114,3 +117,51 @@ def test_a_call_to_an_added_tool_nobody_runs_gets_an_error_tool_message(how_call
     assert (answer.name, answer.status) == ("add", "error")
     assert answer.content == "Error: add is not a valid tool, try one of [multiply]."
     assert result["messages"][-1].content == "I cannot add."
+
+
+# Malformed tool calls
+
+THREAD = {"configurable": {"thread_id": "t"}}
+
+
+def malformed(call_id: str = "bad") -> AIMessage:
+    call: Any = {
+        "type": "invalid_tool_call",
+        "name": "add",
+        "args": '{"a": 1, "b":',
+        "id": call_id,
+        "error": "truncated JSON",
+    }
+    return AIMessage("", invalid_tool_calls=[call])
+
+
+def test_a_malformed_reply_ends_the_run_on_that_message(how_call: str) -> None:
+    model = ScriptedChatModel([malformed()], repeat_last=True)
+    agent = create_agent(model, [add])
+
+    result = run_agent(agent, how_call, {"messages": ["1+2?"]})
+
+    assert model.call_count == 1, "a model sending only malformed calls must not loop"
+    last = result["messages"][-1]
+    assert isinstance(last, AIMessage)
+    assert [c["id"] for c in last.invalid_tool_calls] == ["bad"]
+    assert not any(isinstance(m, ToolMessage) for m in result["messages"])
+
+
+def test_the_next_turn_answers_the_malformed_calls_first(how_call: str) -> None:
+    model = ScriptedChatModel([malformed(), "Sorry, 3."])
+    agent = create_agent(model, [add], checkpointer=InMemorySaver())
+
+    run_agent(agent, how_call, {"messages": ["1+2?"]}, config=THREAD)
+    result = run_agent(agent, how_call, {"messages": ["Well?"]}, config=THREAD)
+
+    kinds = [type(m).__name__ for m in result["messages"]]
+    assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "HumanMessage", "AIMessage"]
+    answer = result["messages"][2]
+    assert (answer.tool_call_id, answer.name, answer.status) == ("bad", "add", "error")
+    assert answer.content.startswith(
+        "Tool call add with id bad could not be executed - arguments were malformed or truncated"
+    )
+    sent = model.calls[1].messages
+    assert [type(m) for m in sent] == [HumanMessage, AIMessage, ToolMessage, HumanMessage]
+    assert result["messages"][-1].content == "Sorry, 3."

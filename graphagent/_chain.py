@@ -59,6 +59,7 @@ def async_only_hook_error(hook: Hook) -> AsyncOnlyHookError:
     """The error for ``hook``, which has no sync implementation, met by a synchronous run."""
     position = hook.position
     return AsyncOnlyHookError(
-        f"{hook.label} has only an async implementation (a{position}), so it cannot run under "
-        f"invoke()/stream(); run the agent with ainvoke()/astream(), or also define {position}."
+        f"Synchronous implementation of {position} is not available: {hook.label} has only an "
+        f"async implementation (a{position}), so it cannot run under invoke()/stream(); run the "
+        f"agent with ainvoke()/astream(), or also define {position}."
     )

@@ -140,9 +140,9 @@ def test_async_only_hooks_in_a_sync_run_are_a_clear_error(how: str) -> None:
     with pytest.raises(AsyncOnlyHookError) as caught:
         run_agent(agent, how, {"messages": ["go"]})
     assert str(caught.value) == (
-        "'audit.after_model' has only an async implementation (aafter_model), so it cannot run "
-        "under invoke()/stream(); run the agent with ainvoke()/astream(), or also define "
-        "after_model."
+        "Synchronous implementation of after_model is not available: 'audit.after_model' has "
+        "only an async implementation (aafter_model), so it cannot run under invoke()/stream(); "
+        "run the agent with ainvoke()/astream(), or also define after_model."
     )
 
 

@@ -91,9 +91,9 @@ class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
             return result
         if not mode.asynchronous and self.on_error is None and self.aon_error is not None:
             raise AsyncOnlyHookError(
-                "ToolErrorMiddleware was given only aon_error, which cannot run under "
-                "invoke()/stream(); also pass on_error=..., or run the agent with "
-                "ainvoke()/astream()."
+                "ToolErrorMiddleware has no sync `on_error`: it was given only aon_error, which "
+                "cannot run under invoke()/stream(); also pass on_error=..., or run the agent "
+                "with ainvoke()/astream()."
             )
         try:
             result = await mode.call(handler, request)

@@ -93,6 +93,10 @@ def test_an_async_only_hook_under_invoke_raises_not_implemented_error() -> None:
 
     assert isinstance(caught.value, AsyncOnlyHookError)
     assert isinstance(caught.value, RuntimeError), "graphagent's earlier base is kept"
+    assert str(caught.value).startswith(
+        "Synchronous implementation of wrap_model_call is not available: "
+        "'AsyncOnly.wrap_model_call' has only an async implementation"
+    )
 
 
 def test_the_same_agent_runs_under_ainvoke() -> None:

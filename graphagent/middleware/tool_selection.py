@@ -13,22 +13,28 @@ fixed list, the names a function picks, or ``"error"`` raises :class:`ToolSelect
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
-from langgraph.constants import TAG_NOSTREAM
-from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent.errors import MiddlewareError, ToolSelectionError
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._selection import (
+    Candidate,
+    Picks,
+    Reply,
+    Selection,
+    ask_structured,
+    ask_text,
+    attempt,
+    structured_picks,
+    text_picks,
+)
 from graphagent.middleware.base import AgentFacts
 from graphagent.models import HelperModel
 from graphagent.requests import ModelRequest, ModelResponse
@@ -50,76 +56,6 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 _OWNER = "LLMToolSelectorMiddleware"
-_WRAPPING = "`'\"*.,;:!?()[]{}<> \t\r\n"
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A tool offered for selection."""
-
-    name: str
-    description: str
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What a selection call returned, or the exception it raised."""
-
-    value: Any = None
-    error: Exception | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Picks:
-    """The names a reply resolved to (``None``: it named no tool), and why, for the log."""
-
-    names: tuple[str, ...] | None
-    note: str = ""
-    capped: bool = True  # False for an on_parsing_failure choice, which max_tools does not cut
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """One selection: the candidates and the two ways of asking the model about them."""
-
-    candidates: tuple[Candidate, ...]
-    query: str
-    prompt: str
-
-    @property
-    def names(self) -> list[str]:
-        return [c.name for c in self.candidates]
-
-    def structured_messages(self) -> list[BaseMessage]:
-        instruction = "Answer with the names of the relevant tools, most relevant first."
-        return self._messages(instruction)
-
-    def text_messages(self) -> list[BaseMessage]:
-        instruction = (
-            "Reply with the names of the relevant tools only, exactly as they are written in the "
-            "list, separated by commas, most relevant first. Do not explain."
-        )
-        return self._messages(instruction)
-
-    def schema(self) -> dict[str, Any]:
-        """A names-only schema: the options carry no descriptions a model could echo."""
-        return {
-            "title": "select_tools",
-            "description": "Select the tools relevant to the user's request.",
-            "type": "object",
-            "properties": {
-                "tools": {
-                    "type": "array",
-                    "items": {"type": "string", "enum": self.names},
-                    "description": "Tool names from the list, most relevant first.",
-                }
-            },
-            "required": ["tools"],
-            "additionalProperties": False,
-        }
-
-    def _messages(self, instruction: str) -> list[BaseMessage]:
-        return [SystemMessage(f"{self.prompt}\n\n{instruction}"), HumanMessage(self.query)]
 
 
 class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
@@ -204,13 +140,13 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
             return request
         selector = self._selector
         model = request.model if selector is None else await selector.get(mode)
-        reply = await _attempt(_ask_structured(mode, model, selection))
-        picks = _structured_picks(reply, selection)
+        reply = await attempt(ask_structured(mode, model, selection))
+        picks = structured_picks(reply, selection)
         for _ in range(self.max_retries):
             if picks.names is not None:
                 break
-            reply = await _attempt(_ask_text(mode, model, selection))
-            picks = _text_picks(reply, selection, picks)
+            reply = await attempt(ask_text(mode, model, selection))
+            picks = text_picks(reply, selection, picks)
         if picks.names is None:
             picks = self._on_parsing_failure(reply, selection, picks)
         return self._narrowed(request, selection, picks)
@@ -282,133 +218,6 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         tools = [t for t in request.tools if (n := tool_name(t)) not in offered or n in picked]
         logger.debug("%s: selected %s from %s", self.name, list(chosen), selection.names)
         return request.override(tools=tools)
-
-
-# -- calling the selection model ------------------------------------------------------------
-
-
-async def _ask_structured(mode: Mode, model: BaseChatModel, selection: Selection) -> Any:
-    runnable = model.with_structured_output(selection.schema(), include_raw=True)
-    return await mode.invoke(runnable, selection.structured_messages(), config=_call_config())
-
-
-async def _ask_text(mode: Mode, model: BaseChatModel, selection: Selection) -> Any:
-    return await mode.invoke(model, selection.text_messages(), config=_call_config())
-
-
-def _call_config() -> RunnableConfig:
-    # The selection is internal: nostream keeps it out of stream_mode="messages".
-    return {"tags": [TAG_NOSTREAM], "run_name": "tool_selection"}
-
-
-async def _attempt(ask: Awaitable[Any]) -> Reply:
-    """What ``ask`` (a question to the selection model, not yet awaited) returned or raised."""
-    try:
-        return Reply(value=await ask)
-    except GraphBubbleUp:
-        raise
-    except Exception as error:
-        return Reply(error=error)
-
-
-# -- reading the answers ---------------------------------------------------------------------
-
-
-def _structured_picks(reply: Reply, selection: Selection) -> Picks:
-    """Picks from the structured answer; ``names=None`` asks for the plain-text fallback."""
-    if reply.error is not None:
-        return Picks(None, f"structured output failed: {_show_error(reply.error)}")
-    value = reply.value
-    raw = value.get("raw") if isinstance(value, dict) else None
-    parsed = value.get("parsed") if isinstance(value, dict) and "raw" in value else value
-    items = _items(parsed)
-    if items is None:
-        items = [text] if (text := _message_text(raw)) else []
-        if not items:
-            return Picks(None, "structured output gave no answer")
-    elif not items:
-        return Picks(())  # an explicit empty choice: no tool is needed
-    names = _resolve_all(items, selection.candidates)
-    if names:
-        return Picks(names)
-    return Picks(None, f"structured answer {items!r} names no tool")
-
-
-def _text_picks(reply: Reply, selection: Selection, earlier: Picks) -> Picks:
-    if reply.error is not None:
-        note = f"plain-text selection failed: {_show_error(reply.error)}"
-        return Picks(None, f"{earlier.note}; {note}")
-    text = _message_text(reply.value)
-    names = _resolve(text, selection.candidates)
-    if names:
-        return Picks(tuple(names))
-    return Picks(None, f"{earlier.note}; plain-text answer {text!r} names no tool")
-
-
-def _items(parsed: Any) -> list[str] | None:
-    tools = parsed.get("tools") if isinstance(parsed, dict) else parsed
-    if isinstance(tools, str):
-        return [tools]
-    if isinstance(tools, list | tuple):
-        return [str(item) for item in tools]
-    return None
-
-
-def _resolve_all(items: Sequence[str], candidates: Sequence[Candidate]) -> tuple[str, ...]:
-    found = [name for item in items for name in _resolve(item, candidates)]
-    return tuple(dict.fromkeys(found))
-
-
-def _resolve(text: str, candidates: Sequence[Candidate]) -> list[str]:
-    """The tools ``text`` names: exactly, ignoring case and separators, by the tool's exact
-    description, by mentioning names, or as a single word found in exactly one name."""
-    cleaned = text.strip(_WRAPPING)
-    if not cleaned:
-        return []
-    for candidate in candidates:
-        if candidate.name == cleaned:
-            return [candidate.name]
-    key = _key(cleaned)
-    by_name = [c.name for c in candidates if _key(c.name) == key]
-    by_description = [c.name for c in candidates if _key(c.description) == key]
-    if by_name or by_description:
-        return (by_name or by_description)[:1]
-    mentioned = _mentioned(text, candidates)
-    if mentioned:
-        return mentioned
-    owners = [c.name for c in candidates if re.fullmatch(r"[a-z0-9]+", key) and key in _words(c)]
-    return owners if len(owners) == 1 else []
-
-
-def _mentioned(text: str, candidates: Sequence[Candidate]) -> list[str]:
-    found: list[tuple[int, str]] = []
-    for candidate in candidates:
-        pattern = rf"(?<![0-9A-Za-z_]){re.escape(candidate.name)}(?![0-9A-Za-z_])"
-        match = re.search(pattern, text, re.IGNORECASE)
-        if match:
-            found.append((match.start(), candidate.name))
-    return [name for _, name in sorted(found)]
-
-
-def _key(text: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_")
-
-
-def _words(candidate: Candidate) -> set[str]:
-    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", candidate.name)}
-
-
-def _message_text(message: Any) -> str:
-    if isinstance(message, BaseMessage):
-        return message.text
-    return message if isinstance(message, str) else ""
-
-
-def _show_error(error: Exception) -> str:
-    text = str(error)
-    if len(text) > 200:
-        text = text[:197] + "..."
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 # -- the request's tools ---------------------------------------------------------------------

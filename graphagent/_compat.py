@@ -5,7 +5,9 @@
 - ``InlineToolNode`` is ``ToolNode`` without a thread pool per single tool call (see below).
 - ``stop_subgraphs_when_closed`` makes closing a sync stream stop the subgraphs still running.
 - ``update_pairs`` reads a state update the way langgraph does (``Command._update_as_tuples``).
-- ``overwritten`` reads an ``Overwrite`` in any of the forms langgraph accepts.
+- ``overwritten`` / ``is_overwrite`` read an ``Overwrite`` in any of the forms langgraph accepts.
+- ``REDUCER_CHANNELS``: the channel kinds that apply a reducer to each write (``DeltaChannel``
+  is newer than the oldest langgraph graphagent supports).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._runnable import RunnableCallable
+from langgraph.channels import BaseChannel, BinaryOperatorAggregate
 from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.pregel._loop import SyncPregelLoop
@@ -24,10 +27,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 __all__ = [
+    "REDUCER_CHANNELS",
     "STREAM_CLOSED",
     "InlineToolNode",
     "RunnableCallable",
     "closed_stream",
+    "is_overwrite",
     "overwritten",
     "update_pairs",
 ]
@@ -134,9 +139,23 @@ def overwritten(value: Any) -> Any:
     return wrapped if is_overwrite else value
 
 
+def is_overwrite(value: Any) -> bool:
+    """Whether an update writes ``value`` over a reducer field rather than through its reducer."""
+    return _get_overwrite(value)[0]
+
+
 try:
     from langgraph.channels.binop import _get_overwrite
 except ImportError:  # pragma: no cover - a langgraph that moved it: the class alone
 
     def _get_overwrite(value: Any) -> tuple[bool, Any]:
         return isinstance(value, Overwrite), getattr(value, "value", None)
+
+
+REDUCER_CHANNELS: tuple[type[BaseChannel[Any, Any, Any]], ...]
+try:
+    from langgraph.channels import DeltaChannel
+except ImportError:  # pragma: no cover - a langgraph older than DeltaChannel
+    REDUCER_CHANNELS = (BinaryOperatorAggregate,)
+else:
+    REDUCER_CHANNELS = (BinaryOperatorAggregate, DeltaChannel)

@@ -13,6 +13,7 @@ from graphagent._model_node import ModelSetup, model_node
 from graphagent._nodes import destinations, hook_node, router
 from graphagent._observe import observed
 from graphagent._plan import MODEL_NODE, TOOLS_NODE, Plan
+from graphagent._state_view import StateChannels
 from graphagent._tool_node import ToolRegistry, tools_node
 from graphagent._trace_policy import node_trace_policy
 
@@ -36,11 +37,12 @@ def build_graph(
     )
     state_keys = frozenset(schemas.fields)
     plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
-    for hook in plan.node_hooks:
+    fields = StateChannels.of(graph.channels, {k: f.owner for k, f in schemas.fields.items()})
+    for group in plan.groups:
         graph.add_node(
-            hook.node,
-            hook_node(hook, plan.routes[hook.node], state_keys),
-            trace_policy=node_trace_policy(hook.middleware),
+            group.node,
+            hook_node(group, plan.routes[group.node], fields),
+            trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.wrap_tool_call))
     offered = (*plan.tools, *plan.provider_tools)

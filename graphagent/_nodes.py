@@ -15,18 +15,21 @@ from graphagent._chain import async_only_hook_error
 from graphagent._compat import RunnableCallable, overwritten
 from graphagent._history import answered_in_place, pending_tool_calls
 from graphagent._log import hook_step
-from graphagent._plan import TOOLS_NODE, Hook, Route
+from graphagent._plan import TOOLS_NODE, Hook, HookGroup, Route
+from graphagent._state_view import StateChannels, StateView
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.state import JUMP_TARGETS
 
 
-def hook_node(hook: Hook, route: Route, state_keys: Collection[str]) -> RunnableCallable:
-    """A node running one hook. A sync-only hook runs inline under async runs (as langgraph runs
-    sync nodes); an async-only hook under a sync run raises a clear error."""
-    step = HookStep(hook, route, frozenset(state_keys))
-    return RunnableCallable(
-        step, step.arun if hook.asynchronous else None, name=hook.node, trace=False
-    )
+def hook_node(group: HookGroup, route: Route, fields: StateChannels) -> RunnableCallable:
+    """The node running ``group``'s hooks. A sync-only hook runs inline under async runs (as
+    langgraph runs sync nodes); an async-only hook under a sync run raises a clear error."""
+    steps = [HookStep(hook, route, fields.keys) for hook in group.hooks]
+    step: HookStep | FusedStep = steps[0]
+    if len(steps) > 1:
+        step = FusedStep(group.node, steps, fields)
+    asynchronous = any(hook.asynchronous for hook in group.hooks)
+    return RunnableCallable(step, step.arun if asynchronous else None, name=group.node, trace=False)
 
 
 class HookStep:
@@ -42,14 +45,19 @@ class HookStep:
         self.hook, self.route, self.state_keys = hook, route, state_keys
 
     def __call__(self, state: Any, runtime: Runtime[Any]) -> Any:
-        if self.hook.sync is None:
-            raise async_only_hook_error(self.hook)
-        return run_sync(self._run(self.hook.sync, SYNC, state, runtime), self.hook.label)
+        return run_sync(self.run(SYNC, state, runtime), self.hook.label)
 
     async def arun(self, state: Any, runtime: Runtime[Any]) -> Any:
-        return await self._run(self.hook.asynchronous, ASYNC, state, runtime)
+        return await self.run(ASYNC, state, runtime)
 
-    async def _run(self, implementation: Any, mode: Mode, state: Any, runtime: Any) -> Any:
+    async def run(self, mode: Mode, state: Any, runtime: Any) -> Any:
+        """Run the hook in a run of ``mode`` and return its checked update. An async run without
+        the async twin runs the sync hook inline."""
+        implementation = self.hook.asynchronous if mode.asynchronous else None
+        if implementation is None:
+            if self.hook.sync is None:
+                raise async_only_hook_error(self.hook)
+            implementation, mode = self.hook.sync, SYNC
         try:
             update = await mode.call(implementation, state, runtime)
         except Exception as error:
@@ -57,6 +65,33 @@ class HookStep:
             raise
         hook_step(self.hook, update)
         return _check_update(self.hook, self.route, self.state_keys, update)
+
+
+class FusedStep:
+    """Runs several hooks in one node (``fuse_hooks``): in order, each on the state the ones
+    before it left (a :class:`StateView`), until one jumps. It returns the writes their own nodes
+    would have made, and the router then routes as it would from the last hook that ran."""
+
+    __slots__ = ("fields", "node", "steps")
+
+    def __init__(self, node: str, steps: list[HookStep], fields: StateChannels) -> None:
+        fields.check_fusable()
+        self.node, self.steps, self.fields = node, steps, fields
+
+    def __call__(self, state: Any, runtime: Runtime[Any]) -> Any:
+        return run_sync(self.run(SYNC, state, runtime), self.node)
+
+    async def arun(self, state: Any, runtime: Runtime[Any]) -> Any:
+        return await self.run(ASYNC, state, runtime)
+
+    async def run(self, mode: Mode, state: Any, runtime: Any) -> Any:
+        view = StateView(self.fields, state)
+        for step in self.steps:
+            update = await step.run(mode, view.state(), runtime)
+            view.apply(update, step.hook.label)
+            if update and update.get("jump_to") is not None:
+                break
+        return view.writes()
 
 
 def _check_update(hook: Hook, route: Route, state_keys: Collection[str], update: Any) -> Any:

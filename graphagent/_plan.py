@@ -78,6 +78,24 @@ class Hook:
 
 
 @dataclass(frozen=True, slots=True)
+class HookGroup:
+    """The node hooks one graph node runs, in order: one hook by default; with ``fuse_hooks``,
+    every hook of one position, in a node named after the position (``"before_model"``)."""
+
+    node: str
+    hooks: tuple[Hook, ...]
+
+    @property
+    def position(self) -> str:
+        return self.hooks[0].position
+
+    @property
+    def can_jump_to(self) -> tuple[JumpTo, ...]:
+        """Every target one of the hooks declares."""
+        return tuple(dict.fromkeys(t for hook in self.hooks for t in hook.can_jump_to))
+
+
+@dataclass(frozen=True, slots=True)
 class Route:
     """Where a node goes next.
 
@@ -111,10 +129,21 @@ class Plan:
     schemas: MergedSchemas
     entry: str
     routes: Mapping[str, Route]
+    fused: bool = False
+    """Whether the node hooks of each position run as one node (``fuse_hooks``)."""
 
     @property
     def node_hooks(self) -> tuple[Hook, ...]:
         return self.before_agent + self.before_model + self.after_model + self.after_agent
+
+    @property
+    def groups(self) -> tuple[HookGroup, ...]:
+        """The nodes running node hooks, in the order a run meets them."""
+        return tuple(group for hooks in self._positions for group in _grouped(hooks, self.fused))
+
+    @property
+    def _positions(self) -> tuple[tuple[Hook, ...], ...]:
+        return (self.before_agent, self.before_model, self.after_model, self.after_agent)
 
 
 def compile_plan(
@@ -125,12 +154,14 @@ def compile_plan(
     structured_output: bool = False,
     checkpointer: bool = False,
     checkpointing_disabled: bool = False,
+    fuse_hooks: bool = False,
 ) -> Plan:
     """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet.
 
     With ``structured_output``, a model turn whose tool calls were all answered in place (an
     invalid structured response) loops back to the model even when the agent has no tools.
     Each middleware's ``validate_agent`` sees the agent's tools and whether it has a checkpointer.
+    With ``fuse_hooks``, the node hooks of each position run as one node (:class:`HookGroup`).
     """
     listed = _check_instances(middleware)
     _check_names(listed)
@@ -147,16 +178,12 @@ def compile_plan(
     after_model = tuple(reversed(hooks["after_model"]))
     after_agent = tuple(reversed(hooks["after_agent"]))
     before_agent, before_model = tuple(hooks["before_agent"]), tuple(hooks["before_model"])
-    return_direct = any(t.return_direct for t in all_tools)
-    entry, routes = _routes(
-        before_agent,
-        before_model,
-        after_model,
-        after_agent,
-        bool(all_tools),
-        return_direct,
-        loops=structured_output,
+    groups = tuple(
+        _grouped(hooks, fuse_hooks)
+        for hooks in (before_agent, before_model, after_model, after_agent)
     )
+    return_direct = any(t.return_direct for t in all_tools)
+    entry, routes = _routes(groups, bool(all_tools), return_direct, loops=structured_output)
     return Plan(
         middleware=stack,
         before_agent=before_agent,
@@ -172,7 +199,15 @@ def compile_plan(
         schemas=schemas,
         entry=entry,
         routes=MappingProxyType(routes),
+        fused=fuse_hooks,
     )
+
+
+def _grouped(hooks: tuple[Hook, ...], fused: bool) -> tuple[HookGroup, ...]:
+    """The nodes of one position's hooks: one per hook, or one for them all."""
+    if fused and hooks:
+        return (HookGroup(hooks[0].position, hooks),)
+    return tuple(HookGroup(hook.node, (hook,)) for hook in hooks)
 
 
 def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
@@ -333,15 +368,14 @@ def _schema_sources(
 
 
 def _routes(
-    before_agent: tuple[Hook, ...],
-    before_model: tuple[Hook, ...],
-    after_model: tuple[Hook, ...],
-    after_agent: tuple[Hook, ...],
+    groups: tuple[tuple[HookGroup, ...], ...],
     has_tools: bool,
     return_direct: bool = False,
     loops: bool = False,
 ) -> tuple[str, dict[str, Route]]:
-    """Chain each hook position to the next; the loop is model -> tools -> model."""
+    """Chain each hook position to the next (``groups``: the nodes of each node hook position,
+    in run order); the loop is model -> tools -> model."""
+    before_agent, before_model, after_model, after_agent = groups
     loop_entry = before_model[0].node if before_model else MODEL_NODE
     exit_ = after_agent[0].node if after_agent else END
     routes: dict[str, Route] = {}
@@ -351,16 +385,16 @@ def _routes(
     loop = loop_entry if has_tools or loops else None
     turn_end = Route(exit_, to_tools=has_tools, loop=loop)
 
-    def chain(hooks: tuple[Hook, ...], last: Route, end: str) -> None:
-        for i, hook in enumerate(hooks):
+    def chain(groups: tuple[HookGroup, ...], last: Route, end: str) -> None:
+        for i, group in enumerate(groups):
             jumps: dict[str, str] = {"end": end, "model": loop_entry, "tools": TOOLS_NODE}
             if not has_tools:
                 del jumps["tools"]
             declared: Mapping[str, str] = MappingProxyType(
-                {t: jumps[t] for t in hook.can_jump_to if t in jumps}
+                {t: jumps[t] for t in group.can_jump_to if t in jumps}
             )
-            nxt = Route(hooks[i + 1].node) if i + 1 < len(hooks) else last
-            routes[hook.node] = dataclasses.replace(nxt, jumps=declared)
+            nxt = Route(groups[i + 1].node) if i + 1 < len(groups) else last
+            routes[group.node] = dataclasses.replace(nxt, jumps=declared)
 
     chain(before_agent, Route(loop_entry), exit_)
     chain(before_model, Route(MODEL_NODE), exit_)

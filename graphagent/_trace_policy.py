@@ -13,6 +13,7 @@ It shapes:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,13 +61,23 @@ def recorded(middleware: AgentMiddleware[Any, Any, Any], field: Field, value: An
     return value if process is None else process(value)
 
 
-def node_trace_policy(middleware: AgentMiddleware[Any, Any, Any]) -> TracePolicy:
-    """The policy of a node hook's graph node, for langgraph's ``add_node``: it looks up the
-    policy in effect each time the node runs."""
+def node_trace_policy(middleware: Sequence[AgentMiddleware[Any, Any, Any]]) -> TracePolicy:
+    """The policy of the graph node running node hooks of ``middleware``, for langgraph's
+    ``add_node``: it looks up the policy in effect for each one each time the node runs. A node
+    that runs several middleware's hooks (``fuse_hooks``) records what every one of their
+    policies lets through: each processes what the one before it recorded."""
     return TracePolicy(
-        process_inputs=partial(recorded, middleware, "process_inputs"),
-        process_outputs=partial(recorded, middleware, "process_outputs"),
+        process_inputs=partial(_recorded_by_all, middleware, "process_inputs"),
+        process_outputs=partial(_recorded_by_all, middleware, "process_outputs"),
     )
+
+
+def _recorded_by_all(
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]], field: Field, value: Any
+) -> Any:
+    for item in middleware:
+        value = recorded(item, field, value)
+    return value
 
 
 def hook_inputs(hook: str, payload: Any) -> Any:

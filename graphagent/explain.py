@@ -11,7 +11,7 @@ from langgraph.pregel import Pregel
 
 from graphagent._draw import Edge, svg
 from graphagent._hookspec import POSITIONS
-from graphagent._plan import MODEL_NODE, TOOLS_NODE, Hook, Plan
+from graphagent._plan import MODEL_NODE, TOOLS_NODE, Hook, HookGroup, Plan
 from graphagent.state import show_type
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ class Explanation:
     orders: dict[str, int]
     """The ``order`` of each middleware that does not use the default 0."""
     jumps: tuple[tuple[str, str, str], ...]
+    fused: tuple[tuple[str, tuple[str, ...]], ...]
+    """With ``fuse_hooks``: each node running node hooks, and their middleware in order."""
     runs: tuple[HookRun, ...]
     fields: tuple[tuple[str, str, str, str], ...]
     tools: tuple[str, ...]
@@ -56,6 +58,10 @@ class Explanation:
             if names:
                 joiner = " ⊃ " if position in _NESTED else " → "
                 lines.append(f"  {position:<17}{joiner.join(names)}")
+        if self.fused:
+            lines.append("Hook nodes (fuse_hooks=True: one node per position, its hooks in turn):")
+            width = max(len(node) for node, _ in self.fused) + 2
+            lines += [f"  {node:<{width}}{' → '.join(names)}" for node, names in self.fused]
         if self.jumps:
             lines.append("Jumps:")
             lines += [f"  {node}: {target} → {to}" for node, target, to in self.jumps]
@@ -86,24 +92,29 @@ def explain(graph: Any, node: str | None = None) -> Explanation:
     """
     agent = graph if _is_agent(graph) else _find_agent(graph, node)
     drawn = agent.get_graph()
+    plan = agent.plan
     return Explanation(
         name=agent.name,
-        order={p: tuple(h.owner for h in _hooks(agent.plan, p)) for p in POSITIONS},
-        orders={m.name: m.order for m in agent.plan.middleware if m.order},
+        order={p: tuple(h.owner for h in _hooks(plan, p)) for p in POSITIONS},
+        orders={m.name: m.order for m in plan.middleware if m.order},
         jumps=tuple(
-            (hook.node, target, agent.plan.routes[hook.node].jumps[target])
-            for hook in agent.plan.node_hooks
+            (hook.node, target, plan.routes[group.node].jumps[target])
+            for group in plan.groups
+            for hook in group.hooks
             for target in hook.can_jump_to
-            if target in agent.plan.routes[hook.node].jumps
+            if target in plan.routes[group.node].jumps
         ),
-        runs=tuple(_run(h) for p in POSITIONS for h in _hooks(agent.plan, p)),
+        fused=tuple((g.node, tuple(h.owner for h in g.hooks)) for g in plan.groups)
+        if plan.fused
+        else (),
+        runs=tuple(_run(h) for p in POSITIONS for h in _hooks(plan, p)),
         fields=tuple(
             (f.owner, f.name, show_type(f.annotation), _visibility(f))
-            for f in agent.plan.schemas.fields.values()
+            for f in plan.schemas.fields.values()
             if f.owner not in ("AgentState", "graphagent")
         ),
-        tools=tuple(t.name for t in agent.plan.tools),
-        nodes=_run_order(agent.plan, tuple(drawn.nodes)),
+        tools=tuple(t.name for t in plan.tools),
+        nodes=_run_order(plan, tuple(drawn.nodes)),
         edges=tuple(Edge(e.source, e.target, bool(e.conditional)) for e in drawn.edges),
     )
 
@@ -145,14 +156,18 @@ def _run_order(plan: Plan, nodes: tuple[str, ...]) -> tuple[str, ...]:
     """The graph's nodes in the order a run meets them."""
     in_order = [
         START,
-        *(h.node for h in plan.before_agent + plan.before_model),
+        *_nodes_at(plan.groups, "before_agent", "before_model"),
         MODEL_NODE,
-        *(h.node for h in plan.after_model),
+        *_nodes_at(plan.groups, "after_model"),
         TOOLS_NODE,
-        *(h.node for h in plan.after_agent),
+        *_nodes_at(plan.groups, "after_agent"),
         END,
     ]
     return tuple(n for n in in_order if n in nodes)
+
+
+def _nodes_at(groups: tuple[HookGroup, ...], *positions: str) -> list[str]:
+    return [group.node for group in groups if group.position in positions]
 
 
 def _hooks(plan: Plan, position: str) -> tuple[Hook, ...]:

@@ -39,6 +39,7 @@ def create_agent(
     debug: bool = False,
     name: str | None = None,
     cache: BaseCache[Any] | None = None,
+    fuse_hooks: bool = False,
 ) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
 
@@ -77,9 +78,10 @@ def create_agent(
         store: A LangGraph store (``BaseStore``) for data that outlives a thread, reachable by
             tools and hooks as ``runtime.store``.
         interrupt_before: Names of the nodes to pause before (LangGraph's static breakpoints):
-            ``"model"``, ``"tools"`` or a hook node such as ``"Audit.before_model"``. Needs a
-            checkpointer; ``invoke(None, config)`` carries on. Meant for debugging: to review
-            tool calls, use ``HumanInTheLoopMiddleware``.
+            ``"model"``, ``"tools"`` or a hook node such as ``"Audit.before_model"`` (with
+            ``fuse_hooks``, a position such as ``"before_model"``). Needs a checkpointer;
+            ``invoke(None, config)`` carries on. Meant for debugging: to review tool calls, use
+            ``HumanInTheLoopMiddleware``.
         interrupt_after: Names of the nodes to pause after; as ``interrupt_before``.
         debug: Run the graph in LangGraph's debug mode, which prints every step's tasks and
             state writes as the agent runs.
@@ -90,6 +92,12 @@ def create_agent(
         cache: A LangGraph cache (``BaseCache``) for work that declares a cache policy, such as
             ``@task(cache_policy=...)`` functions called from tools or hooks. graphagent's own
             nodes declare none, so without such work nothing is cached.
+        fuse_hooks: graphagent only. Run the node hooks of each position as one node, named
+            after the position (``"before_model"``, ...), instead of one node per hook: far
+            fewer graph steps and checkpoints with the same state, order and jumps. Streams
+            show one ``updates`` item per position, and when a hook interrupts, resuming runs
+            the hooks before it in its position again. See "One node per position" in
+            docs/middleware.md, and docs/performance.md for when it pays.
 
     Returns:
         The compiled agent, a LangGraph ``CompiledStateGraph``: run it with ``invoke``,
@@ -111,6 +119,7 @@ def create_agent(
         structured_output=strategy is not None,
         checkpointer=checkpointer not in (None, False),
         checkpointing_disabled=checkpointer is False,
+        fuse_hooks=fuse_hooks,
     )
     graph = build_graph(
         plan,

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from blockbuster import blockbuster_ctx
 
+from graphagent import create_agent
+
 ENTRY_POINTS = ("invoke", "ainvoke", "stream", "astream")
 Run = Callable[..., dict[str, Any]]
 
@@ -45,6 +47,24 @@ def how(request: pytest.FixtureRequest) -> str:
 def how_call(request: pytest.FixtureRequest) -> str:
     """invoke and ainvoke."""
     return request.param  # type: ignore[no-any-return]
+
+
+HOOK_MODES = ("nodes", "fused")
+
+
+@pytest.fixture(params=HOOK_MODES)
+def hook_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way node hooks run in turn: one node per hook (the default), then fused, one node per
+    position: ``create_agent`` builds with ``fuse_hooks`` set accordingly unless told otherwise."""
+    fused = request.param == "fused"
+    monkeypatch.setitem(create_agent.__kwdefaults__, "fuse_hooks", fused)
+    return request.param  # type: ignore[no-any-return]
+
+
+def hook_node(node: str, mode: str) -> str:
+    """The graph node running the hook node ``node`` (``"Audit.before_model"``) in ``mode``: the
+    hook's own node, or the node of its position when fused."""
+    return node.rpartition(".")[2] if mode == "fused" else node
 
 
 @pytest.fixture

@@ -164,3 +164,32 @@ def test_the_repr_names_the_agent_its_ordered_middleware_and_its_tools() -> None
     provider_tools = [{"type": "web_search_20250305", "name": "web_search"}, {"type": "code"}]
     bare = create_agent(ScriptedChatModel(["x"]), provider_tools)
     assert repr(bare) == "<CompiledAgent 'agent' middleware=[] tools=['web_search', 'code']>"
+
+
+def test_fused_hook_nodes_are_listed_with_their_hooks_in_turn() -> None:
+    @before_model
+    def second(state: Any, runtime: Any) -> None:
+        return None
+
+    stack = [guard, second, audit, retry]
+    fused = create_agent(ScriptedChatModel(["x"]), [add], middleware=stack, fuse_hooks=True)
+    text = str(explain(fused))
+
+    assert (
+        "Hook nodes (fuse_hooks=True: one node per position, its hooks in turn):\n"
+        "  before_model  guard → second\n"
+        "  after_model   audit\n"
+        "Jumps:\n"
+        "  guard.before_model: end → __end__\n"
+    ) in text
+    assert explain(fused).nodes == (
+        "__start__",
+        "before_model",
+        "model",
+        "after_model",
+        "tools",
+        "__end__",
+    )
+    assert "Hook nodes" not in str(
+        explain(create_agent(ScriptedChatModel(["x"]), middleware=stack))
+    )

@@ -1,6 +1,6 @@
 """Fault injection: each hook position raises in turn. Every time the error says which middleware
 and hook raised it, wrap_agent closes with the error, and the checkpointed thread can still be
-resumed (the failed step re-runs) and continued afterwards."""
+resumed (the failed step re-runs: with fused hooks, the whole node) and continued afterwards."""
 
 from __future__ import annotations
 
@@ -23,35 +23,46 @@ class Injected(RuntimeError):
     pass
 
 
-class Faulty(AgentMiddleware):
+class Counting(AgentMiddleware):
+    """Counts the calls of its node hooks."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def _visit(self, position: str) -> None:
+        self.calls[position] = self.calls.get(position, 0) + 1
+
+    def before_agent(self, state: Any, runtime: Any) -> None:
+        self._visit("before_agent")
+
+    def before_model(self, state: Any, runtime: Any) -> None:
+        self._visit("before_model")
+
+    def after_model(self, state: Any, runtime: Any) -> None:
+        self._visit("after_model")
+
+    def after_agent(self, state: Any, runtime: Any) -> None:
+        self._visit("after_agent")
+
+
+class Faulty(Counting):
     """Every hook position; ``fail_at`` names the one that raises (once armed)."""
 
     def __init__(self, fail_at: str) -> None:
+        super().__init__()
         self.fail_at = fail_at
         self.armed = True
 
-    def _maybe_fail(self, position: str) -> None:
+    def _visit(self, position: str) -> None:
         if self.armed and position == self.fail_at:
             raise Injected(f"injected at {position}")
 
-    def before_agent(self, state: Any, runtime: Any) -> None:
-        self._maybe_fail("before_agent")
-
-    def before_model(self, state: Any, runtime: Any) -> None:
-        self._maybe_fail("before_model")
-
-    def after_model(self, state: Any, runtime: Any) -> None:
-        self._maybe_fail("after_model")
-
-    def after_agent(self, state: Any, runtime: Any) -> None:
-        self._maybe_fail("after_agent")
-
     def wrap_model_call(self, request: Any, handler: Any) -> Any:
-        self._maybe_fail("wrap_model_call")
+        self._visit("wrap_model_call")
         return handler(request)
 
     def wrap_tool_call(self, request: Any, handler: Any) -> Any:
-        self._maybe_fail("wrap_tool_call")
+        self._visit("wrap_tool_call")
         return handler(request)
 
 
@@ -85,14 +96,21 @@ def replies() -> list[Any]:
     return [calls(("add", {"a": 1, "b": 2})), "3", "again", "and again"]
 
 
+# Calls of Counting's hook at the failing position while the failed run is resumed. Listed before
+# Faulty, its before_* hooks run before Faulty's and its after_* hooks after them: the rounds
+# still to come, plus, when fused, its before_* hook again (it ran before the failure, in the
+# same node, whose writes were never committed).
+RESUMED_CALLS = {"before_agent": 0, "before_model": 1, "after_model": 2, "after_agent": 1}
+
+
 @pytest.mark.parametrize("how", ["invoke", "ainvoke"])
 @pytest.mark.parametrize("position", POSITIONS)
-def test_each_hook_position_failing(position: str, how: str) -> None:
-    faulty, closer = Faulty(position), Closer()
+def test_each_hook_position_failing(position: str, how: str, hook_mode: str) -> None:
+    faulty, closer, passing = Faulty(position), Closer(), Counting()
     agent = create_agent(
         ScriptedChatModel(replies()),
         [add],
-        middleware=[closer, faulty],
+        middleware=[closer, passing, faulty],
         checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": f"{position}-{how}"}}
@@ -108,9 +126,13 @@ def test_each_hook_position_failing(position: str, how: str) -> None:
     assert closer.endings == ["Injected"]
 
     faulty.armed = False
+    passing.calls.clear()
     resumed = run(None)
     assert resumed["messages"][-1].content == "3"
     assert [m.type for m in resumed["messages"]] == ["human", "ai", "tool", "ai"]
+    if position in RESUMED_CALLS:
+        rerun = hook_mode == "fused" and position.startswith("before_")
+        assert passing.calls.get(position, 0) == RESUMED_CALLS[position] + rerun
 
     continued = run({"messages": [HumanMessage("once more")]})
     assert continued["messages"][-1].content == "again"

@@ -19,7 +19,9 @@ from graphagent.middleware import (
     wrap_model_call,
 )
 from graphagent.testing import ScriptedChatModel, calls, tool_call
-from tests.conftest import Run, run_agent
+from tests.conftest import Run, hook_node, run_agent
+
+pytestmark = pytest.mark.usefixtures("hook_mode")
 
 
 @tool
@@ -202,19 +204,20 @@ def test_wrap_hooks_cannot_declare_jumps() -> None:
         wrap_model_call(can_jump_to=["end"])
 
 
-def test_jump_routes_are_drawn() -> None:
+def test_jump_routes_are_drawn(hook_mode: str) -> None:
     @after_model(can_jump_to=["model", "end"])
     def check(state: Any, runtime: Any) -> None:
         return None
 
     graph = create_agent(ScriptedChatModel(["x"]), [lookup], middleware=[check]).get_graph()
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
+    node = hook_node("check.after_model", hook_mode)
 
-    assert ("check.after_model", "model", True) in edges
-    assert ("check.after_model", "__end__", True) in edges
-    assert ("check.after_model", "tools", True) in edges
+    assert (node, "model", True) in edges
+    assert (node, "__end__", True) in edges
+    assert (node, "tools", True) in edges
     assert ("tools", "model", False) in edges
-    assert ("model", "check.after_model", False) in edges
+    assert ("model", node, False) in edges
 
 
 def test_jump_to_end_with_pending_tool_calls_skips_the_tools(run: Run) -> None:

@@ -13,6 +13,8 @@ from graphagent import HookReturnError, create_agent
 from graphagent.middleware import AgentMiddleware, hook_config
 from graphagent.testing import ScriptedChatModel
 
+pytestmark = pytest.mark.usefixtures("hook_mode")
+
 QUESTION = {"messages": [HumanMessage("hi", id="question")]}
 
 
@@ -67,8 +69,9 @@ def returning(update: dict[str, Any]) -> AgentMiddleware:
 )
 def test_a_malformed_update_names_the_hook(update: dict[str, Any], message: str, run: Any) -> None:
     model = ScriptedChatModel(["never"])
+    middleware = [Witness([]), returning(update)]  # not first: fused, it runs mid-node
     with pytest.raises(HookReturnError) as caught:
-        run(create_agent(model, middleware=[returning(update)]), QUESTION)
+        run(create_agent(model, middleware=middleware), QUESTION)
     assert str(caught.value) == message
     assert model.call_count == 0
 
@@ -93,6 +96,25 @@ def test_every_form_the_messages_reducer_reads_still_applies(
         def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
             return {"messages": messages}
 
-    agent = create_agent(ScriptedChatModel(["done"]), middleware=[Once()])
+    seen: list[list[tuple[str, str]]] = []
+    agent = create_agent(ScriptedChatModel(["done"]), middleware=[Once(), Witness(seen)])
     result = run(agent, {"messages": [HumanMessage("hi", id="question")]})
     assert [m.text for m in result["messages"]] == texts
+    kept = [(m.id, m.text) for m in result["messages"][:-1]]
+    # Later hooks see the ids the state keeps; an Overwrite skips the reducer, which gives ids,
+    # so the messages it writes get theirs at the next reducer call.
+    unset = [(m.id and None, m.text) for m in result["messages"][:-1]]
+    assert seen in ([kept, kept], [unset, unset])
+
+
+class Witness(AgentMiddleware):
+    """Records the messages (id, text) each of its hooks sees."""
+
+    def __init__(self, seen: list[list[tuple[str, str]]]) -> None:
+        self.seen = seen
+
+    def before_agent(self, state: Any, runtime: Any) -> None:
+        self.seen.append([(m.id, m.text) for m in state["messages"]])
+
+    def before_model(self, state: Any, runtime: Any) -> None:
+        self.seen.append([(m.id, m.text) for m in state["messages"]])

@@ -98,6 +98,7 @@ TOOL_ROUND = [
 ]
 
 
+@pytest.mark.usefixtures("hook_mode")
 def test_before_in_order_after_reversed_wraps_nested(run: Run) -> None:
     log: list[str] = []
     model = ScriptedChatModel([calls(("add", {"a": 17, "b": 25})), "17 + 25 = 42"])
@@ -130,6 +131,7 @@ class CounterState(AgentState):
     model_call_count: NotRequired[int]
 
 
+@pytest.mark.usefixtures("hook_mode")
 def test_custom_state_counter(run: Run) -> None:
     events: list[str] = []
 
@@ -201,6 +203,7 @@ class Logged(AgentMiddleware):
         return handler(request)
 
 
+@pytest.mark.usefixtures("hook_mode")
 def test_higher_order_is_outer_wherever_it_is_listed() -> None:
     log: list[str] = []
     tracer = Logged("tracer", 100, log)

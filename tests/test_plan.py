@@ -35,6 +35,19 @@ class Idle(AgentMiddleware):
     pass
 
 
+@before_model(can_jump_to=["end", "tools"])
+def gate(state: Any, runtime: Any) -> None: ...
+
+
+@after_agent
+def close(state: Any, runtime: Any) -> None: ...
+
+
+def shown(plan: Any) -> dict[str, tuple[str, dict[str, str], bool]]:
+    """Each node's route: its default next node, its jumps, whether it may go to the tools."""
+    return {node: (r.default, dict(r.jumps), r.to_tools) for node, r in plan.routes.items()}
+
+
 @tool
 def ping() -> str:
     """Ping."""
@@ -59,7 +72,7 @@ def test_only_overridden_hooks_take_part() -> None:
 
 def test_routes_without_tools() -> None:
     plan = compile_plan([A(), B()])
-    routes = {node: (r.default, dict(r.jumps), r.to_tools) for node, r in plan.routes.items()}
+    routes = shown(plan)
 
     assert plan.entry == "A.before_model"
     assert routes == {
@@ -74,14 +87,8 @@ def test_routes_without_tools() -> None:
 
 
 def test_routes_with_tools_and_jumps() -> None:
-    @before_model(can_jump_to=["end", "tools"])
-    def gate(state: Any, runtime: Any) -> None: ...
-
-    @after_agent
-    def close(state: Any, runtime: Any) -> None: ...
-
     plan = compile_plan([gate, close], tools=[ping])
-    routes = {node: (r.default, dict(r.jumps), r.to_tools) for node, r in plan.routes.items()}
+    routes = shown(plan)
 
     assert routes == {
         "__start__": ("gate.before_model", {}, False),
@@ -103,3 +110,23 @@ def test_middleware_tools_and_schemas_are_collected() -> None:
     assert set(plan.schemas.fields) == {"messages", "jump_to", "structured_response"}
     assert plan.schemas.fields["jump_to"].in_input is False
     assert plan.schemas.fields["structured_response"].in_output is True
+
+
+def test_fused_hooks_make_one_node_per_position_jumping_where_each_hook_would() -> None:
+    plan = compile_plan([A(), B(), gate, close], tools=[ping], fuse_hooks=True)
+    routes = shown(plan)
+
+    assert [(g.node, [h.owner for h in g.hooks]) for g in plan.groups] == [
+        ("before_model", ["A", "B", "gate"]),
+        ("after_model", ["B", "A"]),
+        ("after_agent", ["close", "B"]),
+    ]
+    assert routes == {
+        "__start__": ("before_model", {}, False),
+        "before_model": ("model", {"end": "after_agent", "tools": "tools"}, False),
+        "model": ("after_model", {}, False),
+        "after_model": ("after_agent", {}, True),
+        "tools": ("before_model", {}, False),
+        "after_agent": ("__end__", {"end": "__end__", "model": "before_model"}, False),
+    }
+    assert plan.routes["after_model"].loop == "before_model"

@@ -1,29 +1,29 @@
 """Property: for any stack of middleware, before_* run in list order, after_* in reverse, and wrap
-hooks nest with the first middleware outermost — in sync and async runs alike."""
+hooks nest with the first middleware outermost — in sync and async runs alike, with node hooks
+as nodes of their own or fused."""
 
 from __future__ import annotations
 
 import asyncio
+import operator
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.tools import tool
 
 from graphagent import HooklessMiddlewareWarning, create_agent
-from graphagent.middleware import AgentMiddleware
+from graphagent.middleware import AgentMiddleware, AgentState
 from graphagent.testing import ScriptedChatModel, calls
 
-HOOKS = (
-    "before_agent",
-    "before_model",
-    "after_model",
-    "after_agent",
-    "wrap_model_call",
-    "wrap_tool_call",
-)
+NODE_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
+HOOKS = (*NODE_HOOKS, "wrap_model_call", "wrap_tool_call")
+
+
+class Trail(AgentState):
+    trail: NotRequired[Annotated[list[str], operator.add]]
 
 
 @tool
@@ -33,11 +33,17 @@ def noop() -> str:
 
 
 def _node(hook: str, mode: str) -> dict[str, Any]:
-    def sync(self: Any, state: Any, runtime: Any) -> None:
-        self.log.append((hook, self.name))
+    """A node hook that logs its call, and adds it to the state's trail after checking that the
+    trail it sees holds every node hook that ran before it."""
 
-    async def asynchronous(self: Any, state: Any, runtime: Any) -> None:
+    def sync(self: Any, state: Any, runtime: Any) -> dict[str, Any]:
+        if state.get("trail", []) != [f"{w} {n}" for w, n in self.log if w in NODE_HOOKS]:
+            self.log.append(("saw a stale state", self.name))
         self.log.append((hook, self.name))
+        return {"trail": [f"{hook} {self.name}"]}
+
+    async def asynchronous(self: Any, state: Any, runtime: Any) -> dict[str, Any]:
+        return sync(self, state, runtime)
 
     return _twins(hook, mode, sync, asynchronous)
 
@@ -78,7 +84,7 @@ def build(
 ) -> list[AgentMiddleware]:
     stack = []
     for i, spec in enumerate(specs):
-        namespace: dict[str, Any] = {}
+        namespace: dict[str, Any] = {"state_schema": Trail}
         for hook, mode in spec.items():
             if not asynchronous and mode == "async":
                 mode = "both"
@@ -98,18 +104,23 @@ def slice_of(log: list[tuple[str, str]], event: str) -> list[str]:
     return [name for what, name in log if what == event]
 
 
-@settings(max_examples=40, deadline=None)
-@given(specs=st.lists(middleware_spec, max_size=5), asynchronous=st.booleans())
-def test_ordering_and_nesting_invariants(specs: list[Spec], asynchronous: bool) -> None:
+@settings(max_examples=60, deadline=None)
+@given(specs=st.lists(middleware_spec, max_size=5), asynchronous=st.booleans(), fused=st.booleans())
+def test_ordering_and_nesting_invariants(
+    specs: list[Spec], asynchronous: bool, fused: bool
+) -> None:
     log: list[tuple[str, str]] = []
     model = ScriptedChatModel([calls(("noop", {})), "done"])
+    stack = build(specs, log, asynchronous)
     with warnings.catch_warnings():  # a spec may be empty: a middleware with no hook at all
         warnings.simplefilter("ignore", HooklessMiddlewareWarning)
-        agent = create_agent(model, [noop], middleware=build(specs, log, asynchronous))
+        agent = create_agent(model, [noop], middleware=stack, fuse_hooks=fused)
     inputs = {"messages": ["go"]}
     result = asyncio.run(agent.ainvoke(inputs)) if asynchronous else agent.invoke(inputs)
 
     assert result["messages"][-1].content == "done"
+    assert result.get("trail", []) == [f"{w} {n}" for w, n in log if w in NODE_HOOKS]
+    assert slice_of(log, "saw a stale state") == []
     for hook, rounds in [
         ("before_agent", 1),
         ("before_model", 2),

@@ -22,6 +22,8 @@ from graphagent.middleware import (
 from graphagent.testing import ScriptedChatModel
 from tests.conftest import Run, run_agent
 
+pytestmark = pytest.mark.usefixtures("hook_mode")
+
 
 class Visibility(AgentState):
     public: NotRequired[str]

@@ -49,7 +49,7 @@ from graphagent.middleware import (
 )
 from graphagent.structured_output import ToolStrategy
 from graphagent.testing import ScriptedChatModel, calls
-from tests.conftest import run_agent
+from tests.conftest import hook_node, run_agent
 from tests.tools import add
 
 INPUTS = {"messages": ["What is 1 + 2?"]}
@@ -203,7 +203,7 @@ def trace(items: list[tuple[str, Any]]) -> list[str]:
 # -- updates -------------------------------------------------------------------------------------
 
 
-def test_updates_yield_one_chunk_per_node(how_stream: str) -> None:
+def test_updates_yield_one_chunk_per_node(how_stream: str, hook_mode: str) -> None:
     model = RecordingModel(
         [calls(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})), "3 and 7."]
     )
@@ -212,7 +212,7 @@ def test_updates_yield_one_chunk_per_node(how_stream: str) -> None:
     chunks = collect(agent, how_stream, stream_mode="updates")
 
     assert all(len(chunk) == 1 for chunk in chunks)
-    assert [next(iter(chunk)) for chunk in chunks] == [
+    nodes = [
         "EveryNodeHook.before_agent",
         "EveryNodeHook.before_model",
         "model",
@@ -224,14 +224,15 @@ def test_updates_yield_one_chunk_per_node(how_stream: str) -> None:
         "EveryNodeHook.after_model",
         "EveryNodeHook.after_agent",
     ]
-    assert chunks[0] == {"EveryNodeHook.before_agent": None}
+    assert [next(iter(chunk)) for chunk in chunks] == [hook_node(n, hook_mode) for n in nodes]
+    assert chunks[0] == {hook_node("EveryNodeHook.before_agent", hook_mode): None}
     tool_results = sorted(chunk["tools"]["messages"][0].content for chunk in chunks[4:6])
     assert tool_results == ["3", "7"]
     assert chunks[7]["model"]["messages"][0].content == "3 and 7."
     assert model.streamed == []
 
 
-def test_updates_carry_what_each_node_wrote(how_stream: str) -> None:
+def test_updates_carry_what_each_node_wrote(how_stream: str, hook_mode: str) -> None:
     class Brief(AgentMiddleware):
         def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
             return {"messages": [AIMessage("(be brief)", id="brief")]}
@@ -240,7 +241,8 @@ def test_updates_carry_what_each_node_wrote(how_stream: str) -> None:
 
     chunks = collect(agent, how_stream, stream_mode="updates")
 
-    assert chunks[0] == {"Brief.before_agent": {"messages": [AIMessage("(be brief)", id="brief")]}}
+    node = hook_node("Brief.before_agent", hook_mode)
+    assert chunks[0] == {node: {"messages": [AIMessage("(be brief)", id="brief")]}}
     (call,) = chunks[1]["model"]["messages"]
     assert call.tool_calls[0]["name"] == "add"
     (result,) = chunks[2]["tools"]["messages"]
@@ -293,7 +295,9 @@ def test_messages_stream_the_model_tokens_with_node_metadata(how_stream: str) ->
     assert model.streamed == [streaming_method(how_stream)] * 2
 
 
-def test_messages_written_by_hooks_arrive_whole_with_their_node(how_stream: str) -> None:
+def test_messages_written_by_hooks_arrive_whole_with_their_node(
+    how_stream: str, hook_mode: str
+) -> None:
     class Frame(AgentMiddleware):
         def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
             return {"messages": [HumanMessage("(be brief)")]}
@@ -306,10 +310,10 @@ def test_messages_written_by_hooks_arrive_whole_with_their_node(how_stream: str)
     items = collect(agent, how_stream, stream_mode="messages")
 
     assert [(type(m).__name__, m.content, md["langgraph_node"]) for m, md in items] == [
-        ("HumanMessage", "(be brief)", "Frame.before_agent"),
+        ("HumanMessage", "(be brief)", hook_node("Frame.before_agent", hook_mode)),
         ("AIMessageChunk", "Hello", "model"),
         ("AIMessageChunk", " there.", "model"),
-        ("AIMessage", "(done)", "Frame.after_agent"),
+        ("AIMessage", "(done)", hook_node("Frame.after_agent", hook_mode)),
     ]
 
 
@@ -521,7 +525,7 @@ def test_hooks_wrappers_and_tools_write_custom_events(how_stream: str) -> None:
 # -- debug ---------------------------------------------------------------------------------------
 
 
-def test_debug_reports_each_task_and_its_result(how_stream: str) -> None:
+def test_debug_reports_each_task_and_its_result(how_stream: str, hook_mode: str) -> None:
     model = RecordingModel(["Hello there."])
     agent = create_agent(model, middleware=[EveryNodeHook()])
 
@@ -529,7 +533,7 @@ def test_debug_reports_each_task_and_its_result(how_stream: str) -> None:
 
     steps = [(event["type"], event["payload"]["name"]) for event in events]
     assert steps == [
-        (kind, node)
+        (kind, hook_node(node, hook_mode))
         for node in (
             "EveryNodeHook.before_agent",
             "EveryNodeHook.before_model",
@@ -782,7 +786,9 @@ class Gate(AgentMiddleware[SecretState, Any, Any]):
         return {"secret": 42, "internal": "x", "jump_to": "end", "messages": [closed]}
 
 
-def test_private_fields_stay_out_of_values_and_updates_chunks(how_stream: str) -> None:
+def test_private_fields_stay_out_of_values_and_updates_chunks(
+    how_stream: str, hook_mode: str
+) -> None:
     """Streams show what invoke returns: ``jump_to``, PrivateStateAttr and OmitFromOutput fields
     stay inside the agent (LangChain's agents stream them)."""
     agent = create_agent(RecordingModel([]), middleware=[Gate()])
@@ -792,7 +798,7 @@ def test_private_fields_stay_out_of_values_and_updates_chunks(how_stream: str) -
     chosen = collect(agent, how_stream, stream_mode="values", output_keys=["messages", "secret"])
 
     assert set(values[-1]) == {"messages"}
-    assert set(updates[0]["Gate.before_model"]) == {"messages"}
+    assert set(updates[0][hook_node("Gate.before_model", hook_mode)]) == {"messages"}
     assert chosen[-1]["secret"] == 42
     assert set(run_agent(agent, "invoke", INPUTS)) == {"messages"}
     assert set(run_agent(agent, "ainvoke", INPUTS)) == {"messages"}

@@ -214,6 +214,7 @@ def _strip_ids(chunk: Any) -> str:
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|run-[\w-]+")
 
 
+@pytest.mark.usefixtures("hook_mode")
 def test_per_run_values_reach_hooks_wrappers_and_parallel_tools() -> None:
     seen: list[tuple[str, str]] = []
 
@@ -229,6 +230,10 @@ def test_per_run_values_reach_hooks_wrappers_and_parallel_tools() -> None:
     def hook(state: Any, runtime: Any) -> None:
         seen.append(("before_model", TRACE_ID.get()))
 
+    @before_model
+    def second(state: Any, runtime: Any) -> None:
+        seen.append(("second before_model", TRACE_ID.get()))
+
     @wrap_tool_call
     def around_tool(request: Any, handler: Any) -> Any:
         seen.append(("wrap_tool_call", TRACE_ID.get()))
@@ -241,12 +246,12 @@ def test_per_run_values_reach_hooks_wrappers_and_parallel_tools() -> None:
         return "ok"
 
     model = ScriptedChatModel([calls(("where", {"i": 1}), ("where", {"i": 2})), "done"])
-    agent = create_agent(model, [where], middleware=[trace, hook, around_tool])
+    agent = create_agent(model, [where], middleware=[trace, hook, second, around_tool])
 
     agent.invoke({"messages": ["go"]})
 
     assert {value for _, value in seen} == {"run-1"}
-    assert len(seen) == 6
+    assert len(seen) == 8
     assert TRACE_ID.get() == "-", "the value does not outlive the run"
 
 
@@ -364,6 +369,7 @@ def test_a_failing_hook_start_unwinds_the_outer_hooks() -> None:
     assert log == [("Outer", "open"), ("Outer", "error", "RuntimeError"), ("Outer", "closed")]
 
 
+@pytest.mark.usefixtures("hook_mode")
 def test_async_steps_from_different_tasks_keep_the_run_context() -> None:
     """A consumer may await each step in a task of its own (asyncio.wait_for does); the run's
     context values must hold for every step, and never reach the consumer."""

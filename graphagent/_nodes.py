@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
@@ -24,7 +24,8 @@ from graphagent.state import JUMP_TARGETS
 def hook_node(group: HookGroup, route: Route, fields: StateChannels) -> RunnableCallable:
     """The node running ``group``'s hooks. A sync-only hook runs inline under async runs (as
     langgraph runs sync nodes); an async-only hook under a sync run raises a clear error."""
-    steps = [HookStep(hook, route, fields.keys) for hook in group.hooks]
+    state_keys = fields.keys
+    steps = [HookStep(hook, route, state_keys) for hook in group.hooks]
     step: HookStep | FusedStep = steps[0]
     if len(steps) > 1:
         step = FusedStep(group.node, steps, fields)
@@ -156,8 +157,13 @@ def _check_jump(hook: Hook, route: Route, target: Any) -> None:
         )
 
 
-def router(source: str, route: Route, return_direct: frozenset[str]) -> Callable[[Any], Any]:
-    """Pick the next node: a jump the source node returned, the tools, or the default."""
+def router(source: str, route: Route, return_direct: frozenset[str]) -> RunnableCallable:
+    """Pick the next node: a jump the source node returned, the tools, or the default.
+
+    Sync only, so async runs call it inline: given as a plain function, langgraph would run it
+    in a thread of the executor under async runs, one thread hop per step. Untraced, as the
+    nodes are.
+    """
 
     def route_next(state: Any) -> Any:
         if route.jumps:
@@ -177,7 +183,7 @@ def router(source: str, route: Route, return_direct: frozenset[str]) -> Callable
             return route.exit
         return route.default
 
-    return route_next
+    return RunnableCallable(route_next, name=f"{source}:route", trace=False)
 
 
 def destinations(route: Route) -> list[str]:

@@ -116,7 +116,10 @@ def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchem
     it: re-declaring a middleware's private field to read it must not let callers write it.
     """
     fields: dict[str, StateField] = {}
+    merged: set[int] = set()
     for owner, schema in sources:
+        if id(schema) in merged:  # most middleware keep the default AgentState: read it once
+            continue
         for name, raw in _type_hints(owner, schema).items():
             field = _field(name, raw, owner)
             known = fields.get(name)
@@ -127,6 +130,7 @@ def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchem
                 raise _conflict(known, field)
             visibility = _stricter(known.visibility, field.visibility)
             fields[name] = replace(known, visibility=visibility)
+        merged.add(id(schema))
     return MergedSchemas(
         state=_typed_dict("AgentState", fields.values()),
         input=_typed_dict("AgentInput", (f for f in fields.values() if f.in_input)),

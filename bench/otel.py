@@ -1,33 +1,31 @@
 """What ``OtelTracingMiddleware`` costs when tracing is off: the same graphagent agent, with it
 (under OpenTelemetry's default global no-op provider) and without it.
 
-Both sides of these scenarios are graphagent: in ``python -m bench``'s table the "graphagent"
-column is the agent with the middleware, the other column the agent without any middleware.
-``python -m bench.otel`` runs them alone. Needs the ``otel`` extra next to ``bench``.
+Both sides are graphagent: "otel" is the agent with the middleware, "bare" the agent without any
+middleware. ``python -m bench`` reports them with its targets; ``python -m bench.otel`` runs them
+alone. Needs the ``otel`` extra next to ``bench``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.timing import Sampler, async_sampler, compare, sync_sampler
-from bench.workloads import Library, agent_input, build_agent, check_run, graphagent_library
+from bench.timing import Sampler, async_sampler, interleave, sync_sampler
+from bench.workloads import agent_input, check_run, graphagent_side
 
 
 @dataclass(frozen=True)
 class OtelScenario:
-    """Shaped like ``bench.__main__.Scenario``, so the main table can run it."""
-
     name: str
     title: str
     target: float
-    prepare: Callable[[Library, asyncio.Runner], Sampler]
-    report_only: bool = True
+    prepare: Callable[[str, asyncio.Runner], Sampler]
+    """``prepare("otel" or "bare", runner)``: build that side's agent, check a run, return the
+    sampler to time."""
 
 
 def _traced_middleware() -> list[Any]:
@@ -45,21 +43,19 @@ def _traced_middleware() -> list[Any]:
 
 
 def noop_scenario(*, is_async: bool) -> OtelScenario:
-    def prepare(lib: Library, runner: asyncio.Runner) -> Sampler:
-        # Side A ("graphagent") has the middleware; side B is the same agent without it.
-        traced = lib.name == "graphagent"
-        agent = build_agent(graphagent_library(), _traced_middleware() if traced else [])
+    def prepare(side_name: str, runner: asyncio.Runner) -> Sampler:
+        side = graphagent_side(fused=False)
+        agent = side.agent(_traced_middleware() if side_name == "otel" else [])
         if is_async:
             result = runner.run(agent.ainvoke(agent_input()))
-            check_run(lib, result, [], is_async=True)
+            check_run(side, result, [], is_async=True)
             return async_sampler(lambda: agent.ainvoke(agent_input()), runner)
-        check_run(lib, agent.invoke(agent_input()), [], is_async=False)
+        check_run(side, agent.invoke(agent_input()), [], is_async=False)
         return sync_sampler(lambda: agent.invoke(agent_input()))
 
     verb = "ainvoke" if is_async else "invoke"
-    return OtelScenario(
-        f"otel-noop-{verb}", f"{verb} +otel no-op vs bare graphagent", 1.05, prepare
-    )
+    title = f"{verb}, OtelTracingMiddleware, no provider"
+    return OtelScenario(f"otel-noop-{verb}", title, 1.05, prepare)
 
 
 OTEL_SCENARIOS = (noop_scenario(is_async=False), noop_scenario(is_async=True))
@@ -70,20 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=150)
     parser.add_argument("--warmup", type=int, default=5)
     args = parser.parse_args(argv)
-    with_it = graphagent_library()
-    without = dataclasses.replace(with_it, name="graphagent without otel")
     print(f"{'scenario':<40} {'with ms':>8} {'without ms':>10} {'ratio':>6}  target")
     with asyncio.Runner() as runner:
         for scenario in OTEL_SCENARIOS:
-            result = compare(
-                scenario.prepare(with_it, runner),
-                scenario.prepare(without, runner),
-                rounds=args.rounds,
-                warmup=args.warmup,
-            )
+            samplers = {side: scenario.prepare(side, runner) for side in ("otel", "bare")}
+            result = interleave(samplers, rounds=args.rounds, warmup=args.warmup)
             print(
-                f"{scenario.title:<40} {result.median_a * 1e3:>8.3f} "
-                f"{result.median_b * 1e3:>10.3f} {result.ratio:>6.3f}  <={scenario.target}"
+                f"{scenario.title:<40} {result.median('otel') * 1e3:>8.3f} "
+                f"{result.median('bare') * 1e3:>10.3f} {result.ratio('otel', 'bare'):>6.3f}  "
+                f"<={scenario.target}"
             )
     return 0
 

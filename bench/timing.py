@@ -1,9 +1,9 @@
-"""Interleaved A/B timing: medians per side, and the ratio A/B.
+"""Interleaved timing: every side of a scenario sampled in turn, medians per side, ratios.
 
-The two sides alternate sample by sample in one process (A B, B A, A B, ...), so drift and
-bursts of machine noise land on both, and neither always runs first. Each sample is one call,
-timed with ``time.perf_counter`` after a ``gc.collect()`` so no side pays for the other's
-garbage.
+The sides alternate sample by sample in one process, and the order rotates every round (A B C D,
+B C D A, ...), so drift and bursts of machine noise land on all of them and none always runs
+first. Each sample is one call, timed with ``time.perf_counter`` after a ``gc.collect()`` so no
+side pays for another's garbage.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import asyncio
 import gc
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 Sampler = Callable[[], float]
@@ -43,55 +43,47 @@ def async_sampler(fn: Callable[[], Awaitable[object]], runner: asyncio.Runner) -
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """The samples of both sides, in seconds, paired by round."""
+class Samples:
+    """The seconds each side took, paired by round."""
 
-    a: list[float]
-    b: list[float]
+    by_side: Mapping[str, list[float]]
 
-    @property
-    def median_a(self) -> float:
-        return statistics.median(self.a)
+    def median(self, side: str) -> float:
+        return statistics.median(self.by_side[side])
 
-    @property
-    def median_b(self) -> float:
-        return statistics.median(self.b)
+    def ratio(self, a: str, b: str) -> float:
+        """Median of ``a`` over median of ``b``."""
+        return self.median(a) / self.median(b)
 
-    @property
-    def ratio(self) -> float:
-        """Median of A over median of B."""
-        return self.median_a / self.median_b
-
-    def ratio_spread(self) -> tuple[float, float]:
-        """Quartiles (25th, 75th percentile) of the per-round ratios A/B: the noise."""
-        ratios = [a / b for a, b in zip(self.a, self.b, strict=True)]
+    def spread(self, a: str, b: str) -> tuple[float, float]:
+        """Quartiles (25th, 75th percentile) of the per-round ratios a/b: the noise."""
+        ratios = [x / y for x, y in zip(self.by_side[a], self.by_side[b], strict=True)]
         if len(ratios) < 2:
             return ratios[0], ratios[0]
         q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
         return q1, q3
 
 
-def compare(a: Sampler, b: Sampler, *, rounds: int, warmup: int) -> Comparison:
-    """Warm both sides up, then take ``rounds`` samples of each, alternating the order.
+def interleave(samplers: Mapping[str, Sampler], *, rounds: int, warmup: int) -> Samples:
+    """Warm every side up, then take ``rounds`` samples of each, rotating the order.
 
     After the warm-up every live object is frozen out of the collector (``gc.freeze``): the
     per-sample ``gc.collect()`` then only sweeps the garbage of the previous sample (about 0.01 ms
-    instead of ~30 ms for the whole heap of both libraries), and any full collection that fires
-    inside a sample costs both sides the same.
+    instead of ~30 ms for the whole heap of all the libraries), and any full collection that
+    fires inside a sample costs every side the same.
     """
+    sides = list(samplers)
     for _ in range(warmup):
-        a()
-        b()
-    samples_a: list[float] = []
-    samples_b: list[float] = []
+        for side in sides:
+            samplers[side]()
+    samples: dict[str, list[float]] = {side: [] for side in sides}
     gc.collect()
     gc.freeze()
     try:
         for i in range(rounds):
-            order = ((a, samples_a), (b, samples_b))
-            for sampler, into in order if i % 2 == 0 else reversed(order):
+            for side in sides[i % len(sides) :] + sides[: i % len(sides)]:
                 gc.collect()
-                into.append(sampler())
+                samples[side].append(samplers[side]())
     finally:
         gc.unfreeze()
-    return Comparison(samples_a, samples_b)
+    return Samples(samples)

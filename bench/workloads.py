@@ -1,8 +1,8 @@
-"""The workloads, built identically for graphagent and for LangChain.
+"""The workload, built identically by every side.
 
 Everything that is not the framework under test is shared: the model class, the tool and the
-middleware class body. Only the ``create_agent`` function and the ``AgentMiddleware`` base class
-differ between the two sides (see :class:`Library`).
+middleware class body. Only how the agent is built and the base class of the middleware differ
+between the sides (see :class:`Side`).
 """
 
 from __future__ import annotations
@@ -32,31 +32,62 @@ SYNC_HOOKS = ("before_model", "after_model", "wrap_model_call", "wrap_tool_call"
 ASYNC_HOOKS = tuple("a" + hook for hook in SYNC_HOOKS)
 
 
-# -- the two libraries --------------------------------------------------------
+# -- the sides ------------------------------------------------------------------
+
+
+Build = Callable[[Sequence[Any], Any], Any]
+"""``build(middleware, checkpointer)``: the benchmark agent of one side."""
 
 
 @dataclass(frozen=True)
-class Library:
-    """One side of the comparison: its ``create_agent`` and its ``AgentMiddleware`` base."""
+class Side:
+    """One way to build the benchmark agent, and the base its middleware classes derive from."""
 
     name: str
-    create_agent: Callable[..., Any]
+    build: Build
     middleware_base: type
 
+    def agent(self, middleware: Sequence[Any] = (), checkpointer: Any = None) -> Any:
+        return self.build(middleware, checkpointer)
 
-def graphagent_library() -> Library:
+
+def graphagent_side(*, fused: bool) -> Side:
     from graphagent import create_agent
     from graphagent.middleware import AgentMiddleware
 
-    return Library("graphagent", create_agent, AgentMiddleware)
+    def build(middleware: Sequence[Any], checkpointer: Any) -> Any:
+        return create_agent(
+            LoopModel(),
+            [make_tool()],
+            middleware=list(middleware),
+            checkpointer=checkpointer,
+            fuse_hooks=fused,
+        )
+
+    return Side("fused" if fused else "default", build, AgentMiddleware)
 
 
-def langchain_library() -> Library:
+def langchain_side() -> Side:
     # Imported here, not at module level: only the bench venv has `langchain` (see __main__).
     from langchain.agents import create_agent
     from langchain.agents.middleware import AgentMiddleware
 
-    return Library("langchain", create_agent, AgentMiddleware)
+    def build(middleware: Sequence[Any], checkpointer: Any) -> Any:
+        return create_agent(
+            LoopModel(), [make_tool()], middleware=list(middleware), checkpointer=checkpointer
+        )
+
+    return Side("langchain", build, AgentMiddleware)
+
+
+def langgraph_side() -> Side:
+    """The hand-written graph (:mod:`bench.handwritten`); its middleware are plain objects."""
+    from bench.handwritten import HandWritten
+
+    def build(middleware: Sequence[Any], checkpointer: Any) -> Any:
+        return HandWritten(LoopModel(), [make_tool()], middleware, checkpointer)
+
+    return Side("langgraph", build, object)
 
 
 # -- the model ----------------------------------------------------------------
@@ -185,20 +216,21 @@ def make_middleware(base_cls: type, n: int, *, prefix: str = "Bench") -> list[An
     return [type(f"{prefix}{i:02d}", (Counting,), {})() for i in range(n)]
 
 
-# -- agents and runs ----------------------------------------------------------
+# -- runs -----------------------------------------------------------------------
 
 
-def build_agent(lib: Library, middleware: Sequence[Any] = ()) -> Any:
-    """The benchmark agent: :class:`LoopModel`, the ``lookup`` tool, ``middleware``."""
-    return lib.create_agent(LoopModel(), [make_tool()], middleware=list(middleware))
+def agent_input(history: int = 0) -> dict[str, Any]:
+    """A fresh input per run (langgraph assigns ids to input messages in place), after
+    ``history`` earlier messages of about 200 characters each."""
+    filler = " ".join(["earlier"] * 24)
+    earlier = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(f"message {i}: {filler}")
+        for i in range(history)
+    ]
+    return {"messages": [*earlier, HumanMessage("Look it up five times.")]}
 
 
-def agent_input() -> dict[str, Any]:
-    """A fresh input per run (langgraph assigns ids to input messages in place)."""
-    return {"messages": [HumanMessage("Look it up five times.")]}
-
-
-def check_run(lib: Library, result: Any, middleware: Sequence[Any], *, is_async: bool) -> None:
+def check_run(side: Side, result: Any, middleware: Sequence[Any], *, is_async: bool) -> None:
     """Fail loudly unless one run did exactly the intended work (same on both sides)."""
     messages = result["messages"]
     problems = []
@@ -216,7 +248,7 @@ def check_run(lib: Library, result: Any, middleware: Sequence[Any], *, is_async:
             break
     if problems:
         mode = "ainvoke" if is_async else "invoke"
-        raise RuntimeError(f"{lib.name} {mode} did not run the workload: " + "; ".join(problems))
+        raise RuntimeError(f"{side.name} {mode} did not run the workload: " + "; ".join(problems))
 
 
 def reset_counts(middleware: Sequence[Any]) -> None:

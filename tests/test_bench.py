@@ -1,0 +1,58 @@
+"""The benchmark's own logic, without timing anything: every side runs the same workload, the
+sides take turns, and a verdict flags only a miss beyond the noise."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bench.__main__ import verdict
+from bench.checkpoints import Saver
+from bench.timing import interleave
+from bench.workloads import (
+    Side,
+    agent_input,
+    check_run,
+    graphagent_side,
+    langgraph_side,
+    make_middleware,
+)
+
+
+@pytest.mark.parametrize(
+    "side", [langgraph_side(), graphagent_side(fused=True)], ids=["langgraph", "fused"]
+)
+@pytest.mark.parametrize(
+    ("kind", "is_async"), [("none", False), ("none", True), ("memory", True), ("sqlite", False)]
+)
+def test_a_side_runs_the_workload(side: Side, kind: str, is_async: bool) -> None:
+    middleware = make_middleware(side.middleware_base, 3)
+    saver = Saver(kind)
+    agent = side.agent(middleware, saver.checkpointer)
+    if is_async:
+        result = asyncio.run(agent.ainvoke(agent_input(), saver.config()))
+    else:
+        result = agent.invoke(agent_input(), saver.config())
+    saver.close()
+    check_run(side, result, middleware, is_async=is_async)
+
+
+def test_the_sides_take_turns_starting_each_round_with_the_next() -> None:
+    order: list[str] = []
+
+    def sampler(name: str) -> object:
+        return lambda: order.append(name) or 1.0
+
+    samples = interleave({n: sampler(n) for n in "abc"}, rounds=3, warmup=0)  # type: ignore[misc]
+
+    assert "".join(order) == "abcbcacab"
+    assert samples.ratio("a", "b") == 1.0
+
+
+def test_only_a_miss_beyond_the_noise_is_a_regression() -> None:
+    assert verdict((0.9, 0.8), 1.0, rounds=20) == "ok"
+    assert verdict((1.1, 0.95), 1.0, rounds=20) == "noise"
+    assert verdict((1.1, 1.05), 1.0, rounds=20) == "REGRESSION"
+    assert verdict((1.1, 1.05), 1.0, rounds=2) == "unsure (2 rounds)"
+    assert verdict((2.1, None), 2.0, rounds=2) == "REGRESSION", "a count is exact"

@@ -203,6 +203,23 @@ def compile_plan(
     )
 
 
+def check_breakpoints(plan: Plan, parameter: str, nodes: Sequence[str] | None) -> None:
+    """Refuse an ``interrupt_before``/``interrupt_after`` naming a hook's own node when
+    ``fuse_hooks`` runs that hook inside its position's node."""
+    if not plan.fused:
+        return
+    inside = {hook.node: group.node for group in plan.groups for hook in group.hooks}
+    when = parameter.rpartition("_")[2]
+    for node in nodes or ():
+        if inside.get(node, node) != node:
+            raise MiddlewareError(
+                f"create_agent({parameter}=[{node!r}]) names the hook {node!r}, which "
+                f"fuse_hooks=True runs inside the node {inside[node]!r}; pass "
+                f"{inside[node]!r} (the run then pauses {when} all of that position's hooks), "
+                "or leave fuse_hooks off."
+            )
+
+
 def _grouped(hooks: tuple[Hook, ...], fused: bool) -> tuple[HookGroup, ...]:
     """The nodes of one position's hooks: one per hook, or one for them all."""
     if fused and hooks:

@@ -15,7 +15,7 @@ from langgraph.types import Checkpointer
 
 from graphagent._graph import build_graph
 from graphagent._log import log
-from graphagent._plan import compile_plan
+from graphagent._plan import check_breakpoints, compile_plan
 from graphagent.agent import DEFAULT_AGENT_NAME, CompiledAgent
 from graphagent.explain import explain
 from graphagent.middleware.base import AgentMiddleware
@@ -121,6 +121,8 @@ def create_agent(
         checkpointing_disabled=checkpointer is False,
         fuse_hooks=fuse_hooks,
     )
+    check_breakpoints(plan, "interrupt_before", interrupt_before)
+    check_breakpoints(plan, "interrupt_after", interrupt_after)
     graph = build_graph(
         plan,
         model,

@@ -274,6 +274,35 @@ def test_the_nodes_are_named_after_the_positions() -> None:
     assert list(agent.get_graph().nodes) == ["__start__", "before_model", "model", "__end__"]
 
 
+def test_a_breakpoint_on_a_fused_hook_names_the_node_to_pause_at() -> None:
+    first, second = hook("First", lambda s: None), hook("Second", lambda s: None)
+    model = ScriptedChatModel(["done"])
+
+    with pytest.raises(MiddlewareError) as caught:
+        create_agent(
+            model,
+            middleware=[first, second],
+            fuse_hooks=True,
+            interrupt_after=["Second.before_model"],
+        )
+    assert str(caught.value) == (
+        "create_agent(interrupt_after=['Second.before_model']) names the hook "
+        "'Second.before_model', which fuse_hooks=True runs inside the node 'before_model'; pass "
+        "'before_model' (the run then pauses after all of that position's hooks), or leave "
+        "fuse_hooks off."
+    )
+    agent = create_agent(
+        model,
+        middleware=[first, second],
+        fuse_hooks=True,
+        interrupt_before=["before_model"],
+        checkpointer=InMemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": ["hi"]}, thread)
+    assert agent.get_state(thread).next == ("before_model",)
+
+
 def test_updates_show_one_item_per_fused_node_with_its_writes_in_order() -> None:
     chunks = list(two_writers().stream({"messages": ["hi"]}, stream_mode="updates"))
 

@@ -86,14 +86,14 @@ def test_middleware_have_no_policy_by_default_and_some_built_ins_omit_their_inpu
 # -- callback (LangSmith) runs of node hooks ------------------------------------------------------
 
 
-def hook_runs(agent: Any, how: str) -> list[Run]:
-    """The tracer runs of ``Audit.before_model`` in one run of ``agent``."""
+def hook_runs(agent: Any, how: str, node: str = "Audit.before_model") -> list[Run]:
+    """The tracer runs of the node ``node`` in one run of ``agent``."""
     collector = RunCollectorCallbackHandler()
     run_agent(agent, how, QUESTION, config={"callbacks": [collector]})
     found: list[Run] = []
 
     def walk(run: Run) -> None:
-        if run.name == "Audit.before_model":
+        if run.name == node:
             found.append(run)
         for child in run.child_runs:
             walk(child)
@@ -127,9 +127,6 @@ def test_omit_payload_drops_what_the_node_hook_run_records(how_call: str) -> Non
 
 
 def test_a_policy_only_changes_what_tracers_record(how_call: str) -> None:
-    def first_message(state: Any) -> dict[str, Any]:
-        return {"first": state["messages"][0].content}
-
     (run, *_) = hook_runs(
         simple_agent(audited(TracePolicy(process_inputs=first_message))), how_call
     )
@@ -175,6 +172,28 @@ def test_langgraphs_own_trace_policy_is_accepted(how_call: str) -> None:
     (run, *_) = hook_runs(simple_agent(audited(policy)), how_call)
 
     assert run.inputs == {}
+
+
+class Second(AgentMiddleware):
+    def before_model(self, state: Any, runtime: Any) -> None:
+        return None
+
+
+def first_message(state: Any) -> dict[str, Any]:
+    return {"first": state["messages"][0].content}
+
+
+def test_a_fused_node_records_what_each_of_its_hooks_policies_lets_through(how_call: str) -> None:
+    second = Second()
+    second.trace_policy = TracePolicy(process_inputs=first_message)
+    audit = audited(TracePolicy(process_outputs=omit_payload))
+    model = ScriptedChatModel(["3"], repeat_last=True)
+    agent = create_agent(model, middleware=[audit, second], fuse_hooks=True)
+
+    (run, *_) = hook_runs(agent, how_call, node="before_model")
+
+    assert run.inputs == {"first": "What is 1+2?"}
+    assert run.outputs == {}
 
 
 # -- OpenTelemetry hook spans ---------------------------------------------------------------------
@@ -239,6 +258,22 @@ def test_trace_hooks_gives_every_other_middlewares_hook_call_a_span(
         "graphagent.middleware.name": "Audit",
         "graphagent.hook.name": "before_model",
     }
+
+
+def test_fused_hooks_get_a_span_each(how_call: str, spans: Tracing) -> None:
+    fused = create_agent(
+        ScriptedChatModel(["3"]),
+        middleware=[OtelTracingMiddleware(spans.provider, trace_hooks=True), audited(), Second()],
+        fuse_hooks=True,
+    )
+    run_agent(fused, how_call, QUESTION)
+
+    assert spans.tree() == [
+        "invoke_agent",
+        "  Audit.before_model",
+        "  Second.before_model",
+        "  chat ScriptedChatModel",
+    ]
 
 
 def test_with_record_content_a_hook_span_records_what_the_hook_got_and_returned(

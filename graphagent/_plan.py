@@ -344,7 +344,8 @@ def _check_names(stack: Sequence[AgentMiddleware[Any, Any, Any]]) -> None:
             two = len(found) == 2
             rename = "one a distinct name" if two else "all but one distinct names"
             raise DuplicateMiddlewareError(
-                f"Duplicate middleware name '{name}' at positions {at}; give {rename} "
+                "Please remove duplicate middleware instances: the name "
+                f"'{name}' is used at positions {at}; give {rename} "
                 "(name=... on a decorator, or a `name` attribute) or use "
                 f"{'a subclass' if two else 'subclasses'}."
             )

@@ -11,8 +11,9 @@ class MiddlewareError(GraphAgentError, ValueError):
     """A middleware list, hook declaration or schema that cannot be built into an agent."""
 
 
-class DuplicateMiddlewareError(MiddlewareError):
-    """Two middleware share one name, so their graph nodes would collide."""
+class DuplicateMiddlewareError(MiddlewareError, AssertionError):
+    """Two middleware share one name, so their graph nodes would collide; also the
+    ``AssertionError`` LangChain raises there."""
 
 
 class StateSchemaConflictError(MiddlewareError):

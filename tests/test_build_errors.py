@@ -38,18 +38,21 @@ def test_duplicate_names_name_the_duplicate_its_positions_and_the_fix() -> None:
     with pytest.raises(DuplicateMiddlewareError) as caught:
         create_agent(MODEL, middleware=[Retry(), Other(), Retry()])
     assert str(caught.value) == (
-        "Duplicate middleware name 'Retry' at positions 0 and 2; give one a distinct name "
+        "Please remove duplicate middleware instances: the name 'Retry' is used at positions "
+        "0 and 2; give one a distinct name "
         "(name=... on a decorator, or a `name` attribute) or use a subclass."
     )
     assert isinstance(caught.value, ValueError)
+    assert isinstance(caught.value, AssertionError)  # what LangChain raises
 
 
 def test_three_duplicates_list_every_position_and_ask_for_two_new_names() -> None:
     with pytest.raises(DuplicateMiddlewareError) as caught:
         create_agent(MODEL, middleware=[Retry(), Retry(), Retry()])
     assert str(caught.value) == (
-        "Duplicate middleware name 'Retry' at positions 0, 1 and 2; give all but one distinct "
-        "names (name=... on a decorator, or a `name` attribute) or use subclasses."
+        "Please remove duplicate middleware instances: the name 'Retry' is used at positions "
+        "0, 1 and 2; give all but one distinct names (name=... on a decorator, or a `name` "
+        "attribute) or use subclasses."
     )
 
 
@@ -64,7 +67,7 @@ def test_decorated_hooks_with_the_same_function_name_collide() -> None:
     def hook(state: Any, runtime: Any) -> None:
         return None
 
-    with pytest.raises(DuplicateMiddlewareError, match="'hook' at positions 0 and 1"):
+    with pytest.raises(DuplicateMiddlewareError, match="'hook' is used at positions 0 and 1"):
         create_agent(MODEL, middleware=[before_model(hook), before_model(hook)])
     create_agent(MODEL, middleware=[before_model(hook), before_model(name="again")(hook)])
 

@@ -39,6 +39,15 @@ def multiply(a: int, b: int) -> int:
     return a * b
 
 
+def test_duplicate_middleware_names_raise_assertion_error_with_langchains_words() -> None:
+    @wrap_tool_call
+    def audit(request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+    with pytest.raises(AssertionError, match=r"^Please remove duplicate middleware instances"):
+        create_agent(ScriptedChatModel([]), middleware=[audit, audit])
+
+
 @pytest.mark.parametrize(
     ("command", "field"),
     [(Command(goto="tools"), "goto"), (Command(resume="yes"), "resume")],

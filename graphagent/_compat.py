@@ -15,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.channels import BaseChannel, BinaryOperatorAggregate
@@ -42,7 +43,14 @@ STREAM_CLOSED = "graphagent: the stream of the run was closed"
 
 _OWN_FIELDS = ("state", "tool_call_id", "config", "tools")
 _SHARED_FIELDS = tuple(f.name for f in dataclasses.fields(ToolRuntime) if f.name not in _OWN_FIELDS)
-_PRIVATE_API = ("_func", "_afunc", "_run_one", "_arun_one", "_combine_tool_outputs")
+_PRIVATE_API = (
+    "_func",
+    "_afunc",
+    "_run_one",
+    "_arun_one",
+    "_combine_tool_outputs",
+    "_extract_state",
+)
 
 
 class InlineToolNode(ToolNode):
@@ -57,24 +65,27 @@ class InlineToolNode(ToolNode):
     """
 
     def _func(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
-        if not _single_call(input):
+        call = _single_call(input)
+        if call is None:
             return super()._func(input, config, runtime)
-        output = self._run_one(
-            input["tool_call"], "tool_calls", self._runtime(input, config, runtime)
-        )
+        output = self._run_one(call, "tool_calls", self._runtime(call, input, config, runtime))
         return self._combine_tool_outputs([output], "tool_calls")
 
     async def _afunc(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> Any:
-        if not _single_call(input):
+        call = _single_call(input)
+        if call is None:
             return await super()._afunc(input, config, runtime)
-        tool_runtime = self._runtime(input, config, runtime)
-        output = await self._arun_one(input["tool_call"], "tool_calls", tool_runtime)
+        tool_runtime = self._runtime(call, input, config, runtime)
+        output = await self._arun_one(call, "tool_calls", tool_runtime)
         return self._combine_tool_outputs([output], "tool_calls")
 
-    def _runtime(self, input: Any, config: RunnableConfig, runtime: Runtime[Any]) -> ToolRuntime:
+    def _runtime(
+        self, call: ToolCall, input: Any, config: RunnableConfig, runtime: Runtime[Any]
+    ) -> ToolRuntime:
+        state: Any = self._extract_state(input, config)  # a dict, or the schema's model
         return ToolRuntime(
-            state=input["state"],
-            tool_call_id=input["tool_call"]["id"],
+            state=state,
+            tool_call_id=call["id"],
             config=config,
             tools=list(self.tools_by_name.values()),
             **{name: getattr(runtime, name) for name in _SHARED_FIELDS if hasattr(runtime, name)},
@@ -87,8 +98,12 @@ def update_pairs(update: Any) -> Sequence[tuple[str, Any]]:
     return Command(update=update)._update_as_tuples()
 
 
-def _single_call(input: Any) -> bool:
-    return isinstance(input, dict) and input.get("__type") == "tool_call_with_context"
+def _single_call(input: Any) -> ToolCall | None:
+    """The task's one tool call, if its input is what graphagent sends: one bare call in a list
+    (``ToolNode`` reads the state itself). Any other input takes ``ToolNode``'s own path."""
+    if isinstance(input, list) and len(input) == 1 and input[0].get("type") == "tool_call":
+        return cast("ToolCall", input[0])
+    return None
 
 
 if not all(hasattr(ToolNode, name) for name in _PRIVATE_API):  # pragma: no cover

@@ -207,10 +207,9 @@ def _called_any(messages: list[Any], names: frozenset[str]) -> bool:
 
 
 def _tool_sends(state: Any) -> list[Send]:
-    return [
-        Send(TOOLS_NODE, {"__type": "tool_call_with_context", "tool_call": call, "state": state})
-        for call in pending_tool_calls(state["messages"])
-    ]
+    # The bare call: the tool node reads the state when it runs, so a checkpoint does not store
+    # a copy of the whole history with each pending call.
+    return [Send(TOOLS_NODE, [call]) for call in pending_tool_calls(state["messages"])]
 
 
 def _no_pending(source: str) -> Any:

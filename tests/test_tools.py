@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -18,7 +18,11 @@ from langgraph.store.memory import InMemoryStore
 from graphagent import UnregisteredToolError, create_agent
 from graphagent._history import UNANSWERED
 from graphagent.middleware import (
+    AgentMiddleware,
+    AgentState,
     ModelRequest,
+    OmitFromInput,
+    PrivateStateAttr,
     after_agent,
     before_model,
     wrap_model_call,
@@ -292,3 +296,55 @@ def test_concurrent_runs_do_not_see_each_others_offers() -> None:
     assert offering["messages"][2].content == "4"
     assert plain["messages"][2].status == "error"
     assert "add is not a valid tool" in plain["messages"][2].content
+
+
+def test_pending_tool_calls_are_checkpointed_without_a_copy_of_the_state(run: Run) -> None:
+    saver = InMemorySaver()
+    history = [("user", f"earlier message {n}") for n in range(50)]
+    model = ScriptedChatModel([calls(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})), "3, 7"])
+    agent = create_agent(model, [add], checkpointer=saver)
+
+    run(agent, {"messages": history}, config={"configurable": {"thread_id": "t"}})
+
+    sends = [
+        value
+        for saved in saver.list({"configurable": {"thread_id": "t"}})
+        for _, channel, value in saved.pending_writes or ()
+        if channel == "__pregel_tasks"
+    ]
+    sent_calls = [send.arg for send in sends]
+    assert [[call["args"] for call in arg] for arg in sent_calls] == [
+        [{"a": 1, "b": 2}],
+        [{"a": 3, "b": 4}],
+    ]
+
+
+def test_tools_and_tool_wrappers_see_every_state_field(run: Run) -> None:
+    class Notes(AgentState):
+        secret: Annotated[NotRequired[str], PrivateStateAttr]
+        shown: Annotated[NotRequired[str], OmitFromInput]
+
+    class Seed(AgentMiddleware):
+        state_schema = Notes
+
+        def before_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+            return {"secret": "s", "shown": "o"}
+
+    seen: dict[str, list[str]] = {}
+
+    @tool
+    def look(state: Annotated[dict[str, Any], InjectedState], runtime: ToolRuntime) -> str:
+        """Look at the state."""
+        seen["injected"], seen["runtime"] = sorted(state), sorted(runtime.state)
+        return "ok"
+
+    @wrap_tool_call
+    def watch(request: Any, handler: Callable[[Any], Any]) -> Any:
+        seen["request"] = sorted(request.state)
+        return handler(request)
+
+    model = ScriptedChatModel([calls(("look", {})), "done"])
+    run(create_agent(model, [look], middleware=[Seed(), watch]), {"messages": ["x"]})
+
+    fields = ["messages", "secret", "shown"]
+    assert seen == {"injected": fields, "runtime": fields, "request": fields}

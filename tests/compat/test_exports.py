@@ -1,0 +1,63 @@
+"""LangChain 1.5's public names: everything ``langchain.agents``,
+``langchain.agents.middleware`` (its ``__all__``) and ``langchain.chat_models`` export exists in
+graphagent where the migration guide says, so code moves over by changing its imports. The
+lists are LangChain 1.5.0's, written out: graphagent never imports ``langchain``."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+AGENTS = ("create_agent", "AgentState")
+
+MIDDLEWARE = (
+    *("AgentMiddleware", "AgentState", "InputAgentState", "OutputAgentState", "Runtime"),
+    *("ModelRequest", "ModelResponse", "ModelCallResult", "ExtendedModelResponse"),
+    *("ToolCallRequest", "hook_config", "dynamic_prompt"),
+    *("before_agent", "before_model", "after_model", "after_agent"),
+    *("wrap_model_call", "wrap_tool_call"),
+    *("TracePolicy", "configure_trace_policy", "omit_payload"),
+    *("ModelRetryMiddleware", "ToolRetryMiddleware", "ModelFallbackMiddleware"),
+    *("ModelCallLimitMiddleware", "ToolCallLimitMiddleware", "ToolErrorMiddleware"),
+    *("SummarizationMiddleware", "TriggerClause", "ContextEditingMiddleware", "ClearToolUsesEdit"),
+    *("TodoListMiddleware", "LLMToolSelectorMiddleware", "LLMToolEmulator"),
+    *("PIIMiddleware", "PIIMatch", "PIIDetectionError", "RedactionRule"),
+    *("HumanInTheLoopMiddleware", "InterruptOnConfig", "ModelRefusalMiddleware"),
+    *("ShellToolMiddleware", "HostExecutionPolicy", "DockerExecutionPolicy"),
+    *("CodexSandboxExecutionPolicy", "FilesystemFileSearchMiddleware"),
+    *("ModelRouterMiddleware", "ModelChoice", "AutoModeMiddleware"),
+    "ProviderToolSearchMiddleware",
+)
+
+STRUCTURED_OUTPUT = (
+    *("ToolStrategy", "ProviderStrategy", "AutoStrategy", "ResponseFormat"),
+    *("StructuredOutputError", "StructuredOutputValidationError"),
+    "MultipleStructuredOutputsError",
+)
+
+WHERE = [
+    *(("graphagent", name) for name in AGENTS),
+    *(("graphagent.middleware", name) for name in MIDDLEWARE),
+    *(("graphagent.structured_output", name) for name in STRUCTURED_OUTPUT),
+    ("graphagent", "init_chat_model"),
+]
+
+
+def test_the_lists_hold_all_fifty_names_of_langchains_middleware_all() -> None:
+    assert len(set(MIDDLEWARE)) == len(MIDDLEWARE) == 50
+
+
+@pytest.mark.parametrize(("module", "name"), WHERE)
+def test_each_langchain_name_is_exported(module: str, name: str) -> None:
+    exported = importlib.import_module(module)
+
+    assert name in exported.__all__
+    assert getattr(exported, name) is not None
+
+
+def test_import_star_brings_every_middleware_name() -> None:
+    namespace: dict[str, object] = {}
+    exec("from graphagent.middleware import *", namespace)  # the line LangChain users write
+
+    assert set(MIDDLEWARE) - set(namespace) == set()

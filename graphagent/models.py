@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
+from graphagent._providers import INFERENCE, PROVIDERS, Integration
 from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
 
 if TYPE_CHECKING:
@@ -44,90 +45,6 @@ class MissingIntegrationError(GraphAgentError, ImportError):
         super().__init__(message)
         self.provider = provider
         self.package = package
-
-
-@dataclass(frozen=True, slots=True)
-class Integration:
-    """Where a provider's chat model class lives and how it takes the model name."""
-
-    module: str
-    """The module holding the class (the package root or one of its submodules)."""
-    class_name: str
-    package: str
-    """What to ``pip install``."""
-    model_param: str = "model"
-    """The keyword the class takes the model name under."""
-    constructor: str | None = None
-    """A classmethod to build with instead of calling the class."""
-
-
-# Provider keys follow LangChain's, so ids written for init_chat_model there work here.
-_PROVIDERS: dict[str, Integration] = {
-    "anthropic": Integration("langchain_anthropic", "ChatAnthropic", "langchain-anthropic"),
-    "anthropic_bedrock": Integration("langchain_aws", "ChatAnthropicBedrock", "langchain-aws"),
-    "azure_ai": Integration(
-        "langchain_azure_ai.chat_models", "AzureAIOpenAIApiChatModel", "langchain-azure-ai"
-    ),
-    "azure_openai": Integration("langchain_openai", "AzureChatOpenAI", "langchain-openai"),
-    "baseten": Integration("langchain_baseten", "ChatBaseten", "langchain-baseten"),
-    "bedrock": Integration("langchain_aws", "ChatBedrock", "langchain-aws"),
-    "bedrock_converse": Integration("langchain_aws", "ChatBedrockConverse", "langchain-aws"),
-    "bedrock_mantle_anthropic": Integration(
-        "langchain_aws", "ChatAnthropicMantle", '"langchain-aws[anthropic]"'
-    ),
-    "bedrock_mantle_openai": Integration(
-        "langchain_aws", "ChatOpenAIMantle", '"langchain-aws[openai]"'
-    ),
-    "cohere": Integration("langchain_cohere", "ChatCohere", "langchain-cohere"),
-    "deepseek": Integration("langchain_deepseek", "ChatDeepSeek", "langchain-deepseek"),
-    "fireworks": Integration("langchain_fireworks", "ChatFireworks", "langchain-fireworks"),
-    "google_anthropic_vertex": Integration(
-        "langchain_google_vertexai.model_garden", "ChatAnthropicVertex", "langchain-google-vertexai"
-    ),
-    "google_genai": Integration(
-        "langchain_google_genai", "ChatGoogleGenerativeAI", "langchain-google-genai"
-    ),
-    "google_vertexai": Integration(
-        "langchain_google_vertexai", "ChatVertexAI", "langchain-google-vertexai"
-    ),
-    "groq": Integration("langchain_groq", "ChatGroq", "langchain-groq"),
-    "huggingface": Integration(
-        "langchain_huggingface",
-        "ChatHuggingFace",
-        "langchain-huggingface",
-        model_param="model_id",
-        constructor="from_model_id",
-    ),
-    "ibm": Integration("langchain_ibm", "ChatWatsonx", "langchain-ibm", model_param="model_id"),
-    "litellm": Integration("langchain_litellm", "ChatLiteLLM", "langchain-litellm"),
-    "meta": Integration("langchain_meta", "ChatMetaModel", "langchain-meta"),
-    "mistralai": Integration("langchain_mistralai", "ChatMistralAI", "langchain-mistralai"),
-    "nvidia": Integration(
-        "langchain_nvidia_ai_endpoints", "ChatNVIDIA", "langchain-nvidia-ai-endpoints"
-    ),
-    "ollama": Integration("langchain_ollama", "ChatOllama", "langchain-ollama"),
-    "openai": Integration("langchain_openai", "ChatOpenAI", "langchain-openai"),
-    "openrouter": Integration("langchain_openrouter", "ChatOpenRouter", "langchain-openrouter"),
-    "perplexity": Integration("langchain_perplexity", "ChatPerplexity", "langchain-perplexity"),
-    "together": Integration("langchain_together", "ChatTogether", "langchain-together"),
-    "upstage": Integration("langchain_upstage", "ChatUpstage", "langchain-upstage"),
-    "xai": Integration("langchain_xai", "ChatXAI", "langchain-xai"),
-}
-
-# Checked in order against the lower-cased model name; the first match wins.
-_INFERENCE: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("gpt-", "o1", "o3", "o4", "chatgpt", "text-davinci"), "openai"),
-    (("claude",), "anthropic"),
-    (("command",), "cohere"),
-    (("accounts/fireworks",), "fireworks"),
-    (("gemini",), "google_genai"),
-    (("amazon.", "anthropic.", "meta."), "bedrock"),
-    (("mistral", "mixtral"), "mistralai"),
-    (("deepseek",), "deepseek"),
-    (("grok",), "xai"),
-    (("sonar",), "perplexity"),
-    (("solar",), "upstage"),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +78,7 @@ class ModelSpec:
             provider = _known(_normalise(model_provider), model)
             name = rest if colon and _normalise(prefix) == provider else model
             return cls(provider, _named(name, model))
-        if colon and _normalise(prefix) in _PROVIDERS:
+        if colon and _normalise(prefix) in PROVIDERS:
             return cls(_normalise(prefix), _named(rest, model))
         inferred = _infer_provider(model)
         if inferred is not None:
@@ -170,14 +87,14 @@ class ModelSpec:
 
     def is_installed(self) -> bool:
         """Whether the integration package can be found, without importing it."""
-        top_level = _PROVIDERS[self.provider].module.partition(".")[0]
+        top_level = PROVIDERS[self.provider].module.partition(".")[0]
         if top_level in sys.modules:  # find_spec() rejects modules without a __spec__
             return sys.modules[top_level] is not None
         return importlib.util.find_spec(top_level) is not None
 
     def missing_error(self, detail: str = "") -> MissingIntegrationError:
         """The error telling the user which package to install for this spec."""
-        integration = _PROVIDERS[self.provider]
+        integration = PROVIDERS[self.provider]
         guess = (
             f" The provider was inferred from the model name; write '<provider>:{self.model}' "
             "to choose another one."
@@ -194,7 +111,7 @@ class ModelSpec:
 
     def load(self, **kwargs: Any) -> BaseChatModel:
         """Import the integration and build the model, passing ``kwargs`` to its class."""
-        integration = _PROVIDERS[self.provider]
+        integration = PROVIDERS[self.provider]
         chat_class = self._import_class(integration)
         constructor = integration.constructor
         build = chat_class if constructor is None else getattr(chat_class, constructor)
@@ -358,7 +275,7 @@ def _normalise(provider: str) -> str:
 
 
 def _known(provider: str, model: str) -> str:
-    if provider not in _PROVIDERS:
+    if provider not in PROVIDERS:
         raise ValueError(
             f"Unknown model provider {provider!r} for model {model!r}.{_did_you_mean(provider)}"
             f"\n{_provider_list()}"
@@ -375,7 +292,7 @@ def _named(name: str, model_id: str) -> str:
 def _infer_provider(model: str) -> str | None:
     lowered = model.lower()
     return next(
-        (provider for prefixes, provider in _INFERENCE if lowered.startswith(prefixes)), None
+        (provider for prefixes, provider in INFERENCE if lowered.startswith(prefixes)), None
     )
 
 
@@ -396,9 +313,9 @@ def _uninferable(model: str) -> str:
 
 
 def _did_you_mean(provider: str) -> str:
-    close = difflib.get_close_matches(provider, _PROVIDERS, n=1, cutoff=0.8)
+    close = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.8)
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def _provider_list() -> str:
-    return f"Known providers: {', '.join(sorted(_PROVIDERS))}."
+    return f"Known providers: {', '.join(sorted(PROVIDERS))}."

@@ -191,10 +191,10 @@ def test_an_id_without_a_model_name_is_rejected(model_id: str) -> None:
 
 def test_the_provider_table_matches_langchains() -> None:
     base = pytest.importorskip("langchain.chat_models.base")
-    from graphagent.models import _PROVIDERS
+    from graphagent._providers import PROVIDERS
 
     theirs = {key: (module, name) for key, (module, name, _) in base._BUILTIN_PROVIDERS.items()}
-    ours = {key: (i.module, i.class_name) for key, i in _PROVIDERS.items()}
+    ours = {key: (i.module, i.class_name) for key, i in PROVIDERS.items()}
 
     # LangSmith's gateway provider needs a private langchain_core helper; left out on purpose.
     assert ours == {key: value for key, value in theirs.items() if key != "langsmith"}

@@ -17,7 +17,7 @@ from graphagent.errors import (
 )
 from graphagent.explain import explain
 from graphagent.factory import create_agent
-from graphagent.models import MissingIntegrationError, init_chat_model
+from graphagent.models import ConfigurableChatModel, MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState
 
 __version__ = _version.installed_version()
@@ -27,6 +27,7 @@ __all__ = [
     "AgentState",
     "AsyncOnlyHookError",
     "CompiledAgent",
+    "ConfigurableChatModel",
     "DuplicateMiddlewareError",
     "GraphAgentError",
     "HookReturnError",

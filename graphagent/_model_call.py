@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.types import Command
 
 from graphagent._bridge import Mode
+from graphagent._configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._history import pair_tool_calls
 from graphagent._structured import Strategy, provider_rejections, resolve, to_response
 from graphagent._tool_node import ToolRegistry
@@ -39,13 +40,21 @@ class ModelCall:
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
 
     async def __call__(self, request: ModelRequest, mode: Mode) -> Outcome:
-        bound, messages, strategy = self._prepare(request)
+        if not isinstance(request.model, Runnable):
+            raise _not_a_model(request.model)
+        configs: tuple[RunnableConfig, ...] = ()
+        configurable = isinstance(request.model, ConfigurableChatModel)
+        if configurable:
+            request, configs = await _chosen(request, mode)
+        bound, messages, strategy = self._prepare(request, cache=not configurable)
+        for config in configs:
+            bound = bound.with_config(config)
         with provider_rejections(strategy), _origin(request):
             reply = await mode.invoke(bound, messages)
         return self._outcome(reply, strategy)
 
     def _prepare(
-        self, request: ModelRequest
+        self, request: ModelRequest, *, cache: bool
     ) -> tuple[Runnable[Any, Any], list[Any], Strategy | None]:
         self._registry.check_offered(request.tools)
         strategy = (
@@ -54,7 +63,8 @@ class ModelCall:
         messages = pair_tool_calls(request.messages)
         if request.system_message is not None:
             messages = [request.system_message, *messages]
-        return self._bind(request, strategy), messages, strategy
+        bound = self._bind(request, strategy) if cache else _bind(request, strategy)
+        return bound, messages, strategy
 
     def _outcome(self, reply: Any, strategy: Strategy | None) -> Outcome:
         if self._name and isinstance(reply, AIMessage) and not reply.name:
@@ -84,6 +94,30 @@ class ModelCall:
         # Referencing what the key names by id keeps those ids from being reused.
         self._bound[key] = ((model, tuple(tools), request.response_format), bound)
         return bound
+
+
+async def _chosen(
+    request: ModelRequest, mode: Mode
+) -> tuple[ModelRequest, tuple[RunnableConfig, ...]]:
+    """``request`` with the chat model its configurable model selects under the run's config
+    (built off the event loop), and the configs to run it with. Built per call, it is bound
+    afresh, and its own profile picks the structured-output strategy."""
+    configurable = cast("ConfigurableChatModel", request.model)
+    with _origin(request):
+        chosen, configs = await mode.offload(chat_model_for_agent, configurable, ensure_config())
+    return request.override(model=chosen), configs
+
+
+def _not_a_model(model: object) -> TypeError:
+    built = (
+        f" (init_chat_model({model!r}) builds one from a model id)"
+        if isinstance(model, str)
+        else ""
+    )
+    return TypeError(
+        f"request.model is {type(model).__name__}, not a chat model: a wrap_model_call hook "
+        f"passed it with request.override(model=...); pass a chat model{built}."
+    )
 
 
 @contextmanager

@@ -1,8 +1,9 @@
-"""The providers a model id may name: where each one's chat model class lives, and the model
-name prefixes a provider is inferred from."""
+"""The providers a model id may name: where each one's chat model class lives, the model name
+prefixes a provider is inferred from, and what to say when a provider is unknown."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 
@@ -88,3 +89,48 @@ INFERENCE: tuple[tuple[tuple[str, ...], str], ...] = (
     (("sonar",), "perplexity"),
     (("solar",), "upstage"),
 )
+
+
+def normalise(provider: str) -> str:
+    return provider.strip().lower().replace("-", "_")
+
+
+def known(provider: str, model: str) -> str:
+    if provider not in PROVIDERS:
+        raise ValueError(
+            f"Unknown model provider {provider!r} for model {model!r}.{_did_you_mean(provider)}"
+            f"\n{_provider_list()}"
+        )
+    return provider
+
+
+def infer_provider(model: str) -> str | None:
+    lowered = model.lower()
+    return next(
+        (provider for prefixes, provider in INFERENCE if lowered.startswith(prefixes)), None
+    )
+
+
+def unknown_prefix(prefix: str, model: str) -> str:
+    return (
+        f"Unknown model provider {prefix!r} in {model!r}.{_did_you_mean(normalise(prefix))} "
+        f"If {model!r} is the whole model name, write its provider in front "
+        f"('<provider>:{model}') or pass model_provider=...\n{_provider_list()}"
+    )
+
+
+def uninferable(model: str) -> str:
+    return (
+        f"Cannot tell which provider serves the model {model!r}. Write the id as "
+        f"'provider:model' (for example 'openai:gpt-4o' or 'ollama:{model}') or pass "
+        f"model_provider=...\n{_provider_list()}"
+    )
+
+
+def _did_you_mean(provider: str) -> str:
+    close = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.8)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _provider_list() -> str:
+    return f"Known providers: {', '.join(sorted(PROVIDERS))}."

@@ -19,12 +19,12 @@ from graphagent._plan import check_breakpoints, compile_plan
 from graphagent.agent import DEFAULT_AGENT_NAME, CompiledAgent
 from graphagent.explain import explain
 from graphagent.middleware.base import AgentMiddleware
-from graphagent.models import resolve_model
+from graphagent.models import ConfigurableChatModel, resolve_model
 from graphagent.structured_output import as_strategy
 
 
 def create_agent(
-    model: str | BaseChatModel,
+    model: str | BaseChatModel | ConfigurableChatModel,
     tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | None = None,
     *,
     system_prompt: str | SystemMessage | None = None,
@@ -49,7 +49,9 @@ def create_agent(
 
     Args:
         model: The chat model, or a model id such as ``"openai:gpt-4o"`` or
-            ``"claude-sonnet-4-5"``, which ``init_chat_model`` turns into one.
+            ``"claude-sonnet-4-5"``, which ``init_chat_model`` turns into one, or a
+            ``ConfigurableChatModel`` (``init_chat_model(configurable_fields=...)``): each model
+            call then builds the model the run's ``config["configurable"]`` selects.
         tools: The tools the model may call: LangChain tools, plain functions (their docstring
             becomes the description the model reads) and provider tool dicts, which are sent
             to the model and run by the provider, never by the agent. Middleware may add tools
@@ -106,7 +108,9 @@ def create_agent(
     Raises:
         MiddlewareError: A middleware list, hook, schema or tool set that cannot be built
             (``DuplicateMiddlewareError`` and ``StateSchemaConflictError`` among them).
-        TypeError: ``tools``, ``middleware``, ``model`` or ``system_prompt`` of the wrong kind.
+        TypeError: ``tools``, ``middleware``, ``model`` or ``system_prompt`` of the wrong kind
+            (a configurable model with ``bind_tools`` or ``with_structured_output`` applied
+            among them: the agent binds tools and structured output itself).
         ValueError: A model id naming a provider graphagent does not know.
         MissingIntegrationError: A model id whose provider package is not installed.
     """

@@ -8,23 +8,34 @@ guessed from the model name (``gpt-...`` is OpenAI, ``claude...`` is Anthropic, 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
 
-from graphagent._providers import INFERENCE, PROVIDERS, Integration
+from graphagent._configurable import ConfigurableChatModel, checked_fields, refuse_declarations
+from graphagent._providers import (
+    PROVIDERS,
+    Integration,
+    infer_provider,
+    known,
+    normalise,
+    uninferable,
+    unknown_prefix,
+)
 from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
 
 if TYPE_CHECKING:
     from graphagent._bridge import Mode
 
 __all__ = [
+    "ConfigurableChatModel",
     "MissingIntegrationError",
     "ModelSpec",
     "init_chat_model",
@@ -61,7 +72,7 @@ class ModelSpec:
     """Whether the provider was guessed from the model name rather than written out."""
 
     def __post_init__(self) -> None:
-        _known(self.provider, self.model)
+        known(self.provider, self.model)
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.model}"
@@ -75,15 +86,15 @@ class ModelSpec:
             raise ValueError("The model id is empty; write 'provider:model', e.g. 'openai:gpt-4o'.")
         prefix, colon, rest = model.partition(":")
         if model_provider:
-            provider = _known(_normalise(model_provider), model)
-            name = rest if colon and _normalise(prefix) == provider else model
+            provider = known(normalise(model_provider), model)
+            name = rest if colon and normalise(prefix) == provider else model
             return cls(provider, _named(name, model))
-        if colon and _normalise(prefix) in PROVIDERS:
-            return cls(_normalise(prefix), _named(rest, model))
-        inferred = _infer_provider(model)
+        if colon and normalise(prefix) in PROVIDERS:
+            return cls(normalise(prefix), _named(rest, model))
+        inferred = infer_provider(model)
         if inferred is not None:
             return cls(inferred, model, inferred=True)
-        raise ValueError(_unknown_prefix(prefix, model) if colon else _uninferable(model))
+        raise ValueError(unknown_prefix(prefix, model) if colon else uninferable(model))
 
     def is_installed(self) -> bool:
         """Whether the integration package can be found, without importing it."""
@@ -140,71 +151,153 @@ class ModelSpec:
         return chat_class
 
 
+@overload
+def init_chat_model(
+    model: str,
+    *,
+    model_provider: str | None = None,
+    configurable_fields: None = None,
+    config_prefix: str | None = None,
+    **kwargs: Any,
+) -> BaseChatModel: ...
+
+
+@overload
+def init_chat_model(
+    model: None = None,
+    *,
+    model_provider: str | None = None,
+    configurable_fields: None = None,
+    config_prefix: str | None = None,
+    **kwargs: Any,
+) -> ConfigurableChatModel: ...
+
+
+@overload
 def init_chat_model(
     model: str | None = None,
     *,
     model_provider: str | None = None,
-    configurable_fields: Any = None,
+    configurable_fields: Literal["any"] | list[str] | tuple[str, ...],
     config_prefix: str | None = None,
     **kwargs: Any,
-) -> BaseChatModel:
-    """Build a chat model from an id such as ``"openai:gpt-4o"`` or ``"claude-sonnet-4-5"``.
+) -> ConfigurableChatModel: ...
+
+
+def init_chat_model(
+    model: str | None = None,
+    *,
+    model_provider: str | None = None,
+    configurable_fields: Literal["any"] | list[str] | tuple[str, ...] | None = None,
+    config_prefix: str | None = None,
+    **kwargs: Any,
+) -> BaseChatModel | ConfigurableChatModel:
+    """Build a chat model from an id such as ``"openai:gpt-4o"`` or ``"claude-sonnet-4-5"``, or
+    a :class:`ConfigurableChatModel` that picks its model from each run's config.
 
     Args:
         model: The model id: ``"provider:model"``, or a bare model name whose provider is
-            inferred from its prefix (``gpt-``, ``claude``, ``gemini``, ...).
+            inferred from its prefix (``gpt-``, ``claude``, ``gemini``, ...). ``None`` (or
+            ``""``): a configurable model whose ``model`` and ``model_provider`` come from
+            ``config["configurable"]``.
         model_provider: The provider, for an id without the ``provider:`` prefix; needed when
             it cannot be inferred from the name, and it wins over the inference.
-        configurable_fields: Not supported (LangChain's runtime-configurable models); passing
-            it raises ``NotImplementedError``.
-        config_prefix: Not supported either, for the same reason.
+        configurable_fields: Make the model configurable: the names of the parameters a run's
+            ``config["configurable"]`` may set (``("model", "temperature")``), or ``"any"`` for
+            all of them (then also ``api_key`` and ``base_url``: list the names when the config
+            comes from untrusted callers). ``model``, ``model_provider`` and ``kwargs`` are the
+            defaults. Without a model it defaults to ``("model", "model_provider")``.
+        config_prefix: Read the configurable values under ``"<prefix>_<name>"`` keys, to tell
+            several configurable models of one run apart. Without ``configurable_fields`` on a
+            fixed model it does nothing, and warns.
         **kwargs: Passed to the model class: ``temperature=0``, ``max_tokens=...``,
             ``base_url=...``, ``api_key=...``.
 
     Returns:
-        An instance of the provider's LangChain chat model class (``ChatOpenAI``, ...).
+        An instance of the provider's LangChain chat model class (``ChatOpenAI``, ...), or a
+        ``ConfigurableChatModel`` when there is no model or there are ``configurable_fields``.
 
     Raises:
         ValueError: An unknown provider, or a bare name whose provider cannot be inferred.
         MissingIntegrationError: The provider's package is not installed (an ``ImportError``).
-        TypeError: ``model`` is not a str (a chat model object needs no ``init_chat_model``).
-        NotImplementedError: No ``model``, or ``configurable_fields`` / ``config_prefix``: to
-            pick a model per run, override ``request.model`` in a ``wrap_model_call`` hook.
+        TypeError: ``model`` is not a str (a chat model object needs no ``init_chat_model``);
+            ``configurable_fields`` is not ``"any"`` or a list or tuple of names;
+            ``config_prefix`` is not a str.
     """
-    if model is None or configurable_fields is not None or config_prefix is not None:
-        raise NotImplementedError(
-            "graphagent's init_chat_model builds one fixed model: pass a model id such as "
-            "'openai:gpt-4o'. Runtime-configurable models (model=None, configurable_fields, "
-            "config_prefix) are not supported; to pick a model per run, use a wrap_model_call "
-            "middleware that calls handler(request.override(model=...))."
-        )
-    if not isinstance(model, str):
+    if model is not None and not isinstance(model, str):
         raise TypeError(
-            f"model must be a model id such as 'openai:gpt-4o', got {type(model).__name__}; "
-            "a chat model object can be used directly, without init_chat_model()."
+            f"`model` must be a string (a model id such as 'openai:gpt-4o'), got "
+            f"{type(model).__name__}; a chat model object can be used directly, without "
+            "init_chat_model()."
         )
-    return ModelSpec.parse(model, model_provider).load(**kwargs)
+    if config_prefix is not None and not isinstance(config_prefix, str):
+        raise TypeError(f"config_prefix must be a str, got {type(config_prefix).__name__}.")
+    fields = None if configurable_fields is None else checked_fields(configurable_fields)
+    if model and not fields:
+        if config_prefix:
+            warnings.warn(
+                f"config_prefix={config_prefix!r} has been set but no fields are configurable. "
+                f"init_chat_model() builds the fixed model {model!r} and ignores the prefix; "
+                "pass configurable_fields=(...) to name the parameters a run's config may set.",
+                stacklevel=2,
+            )
+        return ModelSpec.parse(model, model_provider).load(**kwargs)
+    defaults = {**kwargs}
+    if model:
+        defaults["model"] = model
+    if model_provider:
+        defaults["model_provider"] = model_provider
+    return ConfigurableChatModel(
+        defaults,
+        configurable_fields=fields or ("model", "model_provider"),
+        config_prefix=config_prefix or "",
+    )
 
 
-def resolve_model(model: str | BaseChatModel) -> BaseChatModel:
-    """``model`` itself if it is a chat model; a model built from it if it is an id."""
+def resolve_model(model: str | BaseChatModel | ConfigurableChatModel) -> BaseChatModel:
+    """``model`` itself if it is a chat model; a model built from it if it is an id.
+
+    A ``ConfigurableChatModel`` passes through too, typed as the chat model it stands for
+    (as LangChain's does): an agent builds the chat model per call.
+    """
     if isinstance(model, BaseChatModel):
         return model
+    if isinstance(model, ConfigurableChatModel):
+        refuse_declarations(model, "create_agent(model=...)")
+        return stand_in(model)
     if isinstance(model, str):
         return init_chat_model(model)
-    raise TypeError(
-        f"model must be a langchain_core BaseChatModel or a model id such as 'openai:gpt-4o', "
-        f"got {type(model).__name__}."
+    raise _not_a_model(model)
+
+
+def _not_a_model(model: object) -> TypeError:
+    wrapped = (
+        " (a model wrapped by bind_tools(), with_retry(), ...); pass the model itself: an agent "
+        "binds its tools itself, and ModelRetryMiddleware retries"
+        if isinstance(model, Runnable)
+        else ""
     )
+    return TypeError(
+        f"model must be a langchain_core BaseChatModel or a model id such as 'openai:gpt-4o', "
+        f"got {type(model).__name__}{wrapped}."
+    )
+
+
+def stand_in(model: ConfigurableChatModel) -> BaseChatModel:
+    """A configurable model where a chat model is expected. It is not a ``BaseChatModel``, but
+    answers like one: calls build the model the run's config selects, and attributes are read
+    from it; the agent's model call builds it itself."""
+    return cast("BaseChatModel", model)
 
 
 class HelperModel:
     """A model a middleware calls itself (a summarizer, a tool selector, a fallback), given as
-    a chat model or a model id.
+    a chat model, a model id or a configurable model.
 
     An id is checked when the middleware is built (a known provider, its package installed),
     and the model is built from it the first time it is needed. ``check`` vets a model built
-    from an id before it is kept.
+    from an id before it is kept, and a configurable model each time a run gets it (the model
+    it stands for depends on the run's config).
     """
 
     __slots__ = ("_check", "_loaded", "choice")
@@ -225,15 +318,16 @@ class HelperModel:
     @property
     def built(self) -> BaseChatModel | None:
         """The model if it exists: given as such, or built from its id already."""
-        if isinstance(self.choice, BaseChatModel):
-            return self.choice
+        choice = self.choice
+        if not isinstance(choice, ModelSpec):
+            return choice
         return self._loaded[0] if self._loaded else None
 
     @property
     def model(self) -> BaseChatModel:
         """The model, built from its id now if need be (imports modules, so it may block)."""
         choice = self.choice
-        if isinstance(choice, BaseChatModel):
+        if not isinstance(choice, ModelSpec):
             return choice
         if not self._loaded:
             model = choice.load()
@@ -243,7 +337,12 @@ class HelperModel:
         return self._loaded[0]
 
     async def get(self, mode: Mode) -> BaseChatModel:
-        """:attr:`model`; building it runs off the event loop in an async run."""
+        """:attr:`model`; building it (or checking a configurable one) runs off the event loop
+        in an async run."""
+        choice, check = self.choice, self._check
+        if isinstance(choice, ConfigurableChatModel) and check is not None:
+            await mode.offload(check, self.model)
+            return self.model
         built = self.built
         return built if built is not None else await mode.offload(lambda: self.model)
 
@@ -251,10 +350,12 @@ class HelperModel:
 def _helper_choice(owner: str, option: str, value: object) -> BaseChatModel | ModelSpec:
     if isinstance(value, BaseChatModel):
         return value
+    if isinstance(value, ConfigurableChatModel):
+        return stand_in(value)
     if not isinstance(value, str):
         raise MiddlewareTypeError(
             f"{owner}: {option} is {type(value).__name__}; pass a chat model or a model id such "
-            "as 'openai:gpt-4o-mini'."
+            "as 'openai:gpt-4o-mini' (or a configurable model from init_chat_model())."
         )
     try:
         spec = ModelSpec.parse(value)
@@ -270,52 +371,7 @@ def _helper_choice(owner: str, option: str, value: object) -> BaseChatModel | Mo
     return spec
 
 
-def _normalise(provider: str) -> str:
-    return provider.strip().lower().replace("-", "_")
-
-
-def _known(provider: str, model: str) -> str:
-    if provider not in PROVIDERS:
-        raise ValueError(
-            f"Unknown model provider {provider!r} for model {model!r}.{_did_you_mean(provider)}"
-            f"\n{_provider_list()}"
-        )
-    return provider
-
-
 def _named(name: str, model_id: str) -> str:
     if not name.strip():
         raise ValueError(f"The model id {model_id!r} has no model name after the provider.")
     return name
-
-
-def _infer_provider(model: str) -> str | None:
-    lowered = model.lower()
-    return next(
-        (provider for prefixes, provider in INFERENCE if lowered.startswith(prefixes)), None
-    )
-
-
-def _unknown_prefix(prefix: str, model: str) -> str:
-    return (
-        f"Unknown model provider {prefix!r} in {model!r}.{_did_you_mean(_normalise(prefix))} "
-        f"If {model!r} is the whole model name, write its provider in front "
-        f"('<provider>:{model}') or pass model_provider=...\n{_provider_list()}"
-    )
-
-
-def _uninferable(model: str) -> str:
-    return (
-        f"Cannot tell which provider serves the model {model!r}. Write the id as "
-        f"'provider:model' (for example 'openai:gpt-4o' or 'ollama:{model}') or pass "
-        f"model_provider=...\n{_provider_list()}"
-    )
-
-
-def _did_you_mean(provider: str) -> str:
-    close = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.8)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
-
-def _provider_list() -> str:
-    return f"Known providers: {', '.join(sorted(PROVIDERS))}."

@@ -24,7 +24,9 @@ class ModelRequest(Generic[ContextT]):
     """Everything one model call is made from. Change it with :meth:`override`, never in place."""
 
     model: BaseChatModel
-    """The chat model to call."""
+    """The chat model to call. When it is a ``ConfigurableChatModel`` (the agent's model from
+    ``init_chat_model(configurable_fields=...)``, as in LangChain), the call builds the model the
+    run's config selects, and its attributes are read from that model."""
     messages: list[AnyMessage]
     """The conversation the model receives, without the system message."""
     system_message: SystemMessage | None = None

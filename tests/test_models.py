@@ -1,25 +1,47 @@
-"""Model ids: parsing, provider inference, error messages, and building a model from an id.
+"""Model ids: parsing, provider inference, error messages, building a model from an id, and
+configurable models (graphagent's side of them).
 
-No provider package is installed for these tests: a fake integration package is written to a
-temporary directory on ``sys.path``, under the real package name, so the real table is used.
+Model ids need no provider package: a fake integration package is written to a temporary
+directory on ``sys.path``, under the real package name, so the real table is used. Configurable
+models drive langchain-openai's ChatOpenAI against the local OpenAI-compatible stub.
 """
 
 from __future__ import annotations
 
+import copy
 import sys
 import textwrap
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
 
-from graphagent import create_agent
-from graphagent.models import MissingIntegrationError, ModelSpec, init_chat_model, resolve_model
+from graphagent import MiddlewareError, create_agent
+from graphagent.middleware import (
+    LLMToolEmulator,
+    LLMToolSelectorMiddleware,
+    ModelRequest,
+    SummarizationMiddleware,
+    wrap_model_call,
+)
+from graphagent.models import (
+    ConfigurableChatModel,
+    MissingIntegrationError,
+    ModelSpec,
+    init_chat_model,
+    resolve_model,
+)
 from graphagent.testing import ScriptedChatModel
 from tests.conftest import run_agent
+from tests.openai_stub import OpenAIStub, call, json_reply, text, tool_calls
 
 FAKE_CHAT_CLASS = """
 import threading
@@ -325,20 +347,6 @@ def test_is_installed_is_false_for_a_missing_package(monkeypatch: pytest.MonkeyP
 # -- init_chat_model and resolve_model -----------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {},
-        {"model": None},
-        {"model": "openai:gpt-4o", "configurable_fields": "any"},
-        {"model": "gpt-4o", "config_prefix": "x"},
-    ],
-)
-def test_configurable_models_are_not_supported(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(NotImplementedError, match=r"request.override\(model=\.\.\.\)"):
-        init_chat_model(**kwargs)
-
-
 def test_init_chat_model_rejects_a_model_object() -> None:
     with pytest.raises(TypeError, match="can be used directly"):
         init_chat_model(ScriptedChatModel([]))  # type: ignore[arg-type]
@@ -366,3 +374,308 @@ def test_a_resolved_model_runs_an_agent(fake_package: FakePackage, how_call: str
     [(model, thread)] = sys.modules["langchain_deepseek"].built
     assert model.call_count == 1
     assert thread == threading.get_ident()
+
+
+# -- configurable models -------------------------------------------------------------------
+# What graphagent adds to LangChain's configurable models: checks when the model is made,
+# errors naming the config key, LangGraph's keys kept out of "any", a structured-output strategy
+# picked per call, and the built-ins LangChain leaves out. tests/compat/test_chat_models.py has
+# what LangChain does too. ChatOpenAI is driven against the local OpenAI-compatible stub.
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAIStub]:
+    with OpenAIStub(lifetime=120) as server:
+        yield server
+
+
+@pytest.fixture
+def stub(server: OpenAIStub) -> Iterator[OpenAIStub]:
+    server.reset()
+    yield server
+    assert server.problems == []
+    assert server.unused == [], "fewer model calls than scripted"
+
+
+def configurable(stub: OpenAIStub, model: str | None = None, **kwargs: Any) -> Any:
+    return init_chat_model(model, base_url=stub.url, api_key="sk-secret", max_retries=0, **kwargs)
+
+
+def choose(**values: Any) -> RunnableConfig:
+    return {"configurable": values}
+
+
+def models(stub: OpenAIStub) -> list[str]:
+    return [request["model"] for request in stub.requests]
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The current weather in a city."""
+    return f"sunny in {city}"
+
+
+@tool
+def get_time(city: str) -> str:
+    """The local time in a city."""
+    return f"noon in {city}"
+
+
+class Weather(BaseModel):
+    """A weather report."""
+
+    city: str
+    degrees: int
+
+
+QUESTION = {"messages": ["What is the weather in Paris?"]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ("model", r"configurable_fields='model' is a str; .*configurable_fields=\('model',\)"),
+        (5, "must be 'any' or a list or tuple of parameter names.*got int"),
+        ({"model"}, "must be 'any' or a list or tuple of parameter names.*got set"),
+        (True, "must be 'any' or a list or tuple of parameter names.*got bool"),
+        (["model", 3], r"holds \[3\]; each name must be a non-empty str"),
+    ],
+)
+def test_bad_configurable_fields_are_type_errors(fields: Any, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        init_chat_model(configurable_fields=fields)
+    with pytest.raises(TypeError, match=message):
+        ConfigurableChatModel({}, configurable_fields=fields)
+
+
+def test_a_bad_config_prefix_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="config_prefix must be a str, got int"):
+        init_chat_model(config_prefix=3)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="config_prefix must be a str"):
+        ConfigurableChatModel({"model": "gpt-4o"}, config_prefix=None)  # type: ignore[arg-type]
+
+
+def test_a_model_no_call_can_choose_is_refused_when_made() -> None:
+    with pytest.raises(TypeError, match="'model' is not one of its configurable_fields"):
+        init_chat_model(configurable_fields=("temperature",))
+
+
+def test_a_fixed_default_model_is_checked_when_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    not_installed(monkeypatch, "langchain_anthropic")
+
+    with pytest.raises(ValueError, match="Unknown model provider 'foo'"):
+        init_chat_model("foo:bar", configurable_fields=("temperature",))
+    with pytest.raises(MissingIntegrationError, match="pip install langchain-anthropic"):
+        init_chat_model("anthropic:claude-sonnet-4-5", configurable_fields=("temperature",))
+    # A model the config may change is only built, and so checked, per call.
+    init_chat_model("anthropic:claude-sonnet-4-5", configurable_fields=("model",))
+
+
+def test_no_model_at_call_time_names_the_key_to_set(how_call: str) -> None:
+    agent = create_agent(init_chat_model(config_prefix="agent"))
+
+    with pytest.raises(TypeError) as raised:
+        run_agent(agent, how_call, QUESTION, config=choose(model="openai:gpt-4o"))
+
+    message = str(raised.value)
+    assert message.startswith("ConfigurableChatModel has no model to call")
+    assert "config['configurable']['agent_model']" in message
+    assert "graphagent: raised in the model call (ConfigurableChatModel)" in raised.value.__notes__
+
+
+def test_a_model_in_the_config_must_be_a_model_id(stub: OpenAIStub) -> None:
+    with pytest.raises(TypeError, match=r"config\['configurable'\]\['model'\] must be a str"):
+        configurable(stub).invoke("hi", choose(model=ScriptedChatModel(["x"])))
+
+
+def test_a_missing_integration_at_call_time_names_the_package(
+    how_call: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_installed(monkeypatch, "langchain_anthropic")
+    agent = create_agent(init_chat_model())
+
+    with pytest.raises(MissingIntegrationError) as raised:
+        run_agent(agent, how_call, QUESTION, config=choose(model="anthropic:claude-sonnet-4-5"))
+
+    assert raised.value.package == "langchain-anthropic"
+
+
+def test_any_leaves_langgraphs_own_keys_out(how: str, stub: OpenAIStub) -> None:
+    stub.script(text("Sunny."))
+    agent = create_agent(
+        configurable(stub, configurable_fields="any"), checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "t", "model": "openai:gpt-4o", "temperature": 0.3}}
+
+    run_agent(agent, how, QUESTION, config=config)  # ChatOpenAI would warn about thread_id
+
+    [request] = stub.requests
+    assert (request["model"], request["temperature"]) == ("gpt-4o", 0.3)
+    assert not [key for key in request if "thread" in key or "checkpoint" in key]
+
+
+def test_params_show_what_a_call_builds_with(stub: OpenAIStub) -> None:
+    model = init_chat_model("gpt-4o", configurable_fields=("temperature",), config_prefix="x")
+
+    assert model.params(choose(x_temperature=0.1, temperature=0.9, x_api_key="k")) == {
+        "model": "gpt-4o",
+        "temperature": 0.1,
+    }
+    assert model.defaults == {"model": "gpt-4o"}
+
+
+def test_the_repr_names_the_defaults_without_their_values(stub: OpenAIStub) -> None:
+    shown = repr(configurable(stub, "openai:gpt-4o", configurable_fields="any"))
+
+    assert "'openai:gpt-4o'" in shown
+    assert "api_key" in shown
+    assert "sk-secret" not in shown
+
+
+def test_copies_stay_configurable_models(stub: OpenAIStub) -> None:
+    model = configurable(stub, "openai:gpt-4o", configurable_fields="any").bind_tools([get_time])
+
+    copied = copy.deepcopy(model)
+
+    assert isinstance(copied, ConfigurableChatModel)
+    assert copied.operations[0][0] == "bind_tools"
+
+
+@pytest.mark.parametrize(
+    ("model", "native"), [("gpt-4o-mini", True), ("gpt-test", False)], ids=["profiled", "unknown"]
+)
+def test_a_plain_schema_follows_the_profile_of_the_model_each_call_builds(
+    model: str, native: bool, how_call: str, stub: OpenAIStub
+) -> None:
+    payload = {"city": "Paris", "degrees": 21}
+    stub.script(json_reply(payload) if native else tool_calls(call("Weather", payload)))
+    agent = create_agent(configurable(stub), response_format=Weather)
+
+    result = run_agent(agent, how_call, QUESTION, config=choose(model=f"openai:{model}"))
+
+    assert result["structured_response"] == Weather.model_validate(payload)
+    [request] = stub.requests
+    assert ("response_format" in request) is native
+    assert ("tools" in request) is not native
+
+
+@pytest.mark.parametrize(
+    ("wrapped", "message"),
+    [
+        (lambda m: m.bind_tools([get_time]), r"with bind_tools\(\) applied; an agent binds"),
+        (lambda m: m.with_structured_output(Weather), r"with with_structured_output\(\) applied"),
+        (lambda m: m.with_retry(), r"got RunnableRetry \(a model wrapped by bind_tools\(\)"),
+    ],
+)
+def test_an_agent_refuses_a_model_with_tools_or_wrappers_applied(
+    stub: OpenAIStub, wrapped: Callable[[Any], Any], message: str
+) -> None:
+    with pytest.raises(TypeError, match=message):
+        create_agent(wrapped(configurable(stub)), [get_weather])
+
+
+def test_with_config_reaches_the_agents_model_call(how_call: str, stub: OpenAIStub) -> None:
+    started: list[list[str]] = []
+
+    class Tags(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+            started.append(kwargs.get("tags") or [])
+
+    stub.script(text("Sunny."))
+    model = configurable(stub).with_config(tags=["chosen"], configurable={"model": "gpt-4o"})
+    agent = create_agent(model, [get_weather])
+
+    run_agent(agent, how_call, QUESTION, config={"callbacks": [Tags()]})
+
+    assert models(stub) == ["gpt-4o"]
+    assert [("chosen" in tags) for tags in started] == [True]
+
+
+def test_a_hook_may_switch_to_a_configurable_model(how_call: str, stub: OpenAIStub) -> None:
+    judge = configurable(stub, config_prefix="judge")
+
+    @wrap_model_call
+    def to_judge(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(model=judge))
+
+    stub.script(text("Verdict."))
+    agent = create_agent(ScriptedChatModel([]), middleware=[to_judge])
+
+    result = run_agent(agent, how_call, QUESTION, config=choose(judge_model="openai:gpt-judge"))
+
+    assert result["messages"][-1].content == "Verdict."
+    assert models(stub) == ["gpt-judge"]
+
+
+def test_a_tool_selector_may_be_configurable(how_call: str, stub: OpenAIStub) -> None:
+    stub.script(json_reply({"tools": ["get_time"]}), text("Noon."))
+    selector = LLMToolSelectorMiddleware(
+        model=configurable(stub, config_prefix="pick"), max_tools=1
+    )
+    agent = create_agent(configurable(stub), [get_weather, get_time], middleware=[selector])
+    config = choose(model="openai:gpt-agent", pick_model="openai:gpt-picker")
+
+    run_agent(agent, how_call, {"messages": ["What time is it in Paris?"]}, config=config)
+
+    assert models(stub) == ["gpt-picker", "gpt-agent"]
+    assert [t["function"]["name"] for t in stub.requests[1]["tools"]] == ["get_time"]
+
+
+def test_a_tool_emulator_may_be_configurable(how_call: str, stub: OpenAIStub) -> None:
+    stub.script(
+        tool_calls(call("get_weather", {"city": "Paris"})), text("Rainy (emulated)."), text("Wet.")
+    )
+    emulator = LLMToolEmulator(model=configurable(stub, config_prefix="emulator"))
+    agent = create_agent(configurable(stub), [get_weather], middleware=[emulator])
+    config = choose(model="openai:gpt-agent", emulator_model="openai:gpt-emulator")
+
+    result = run_agent(agent, how_call, QUESTION, config=config)
+
+    assert models(stub) == ["gpt-agent", "gpt-emulator", "gpt-agent"]
+    assert result["messages"][2].content == "Rainy (emulated)."
+
+
+def test_a_summarizer_may_be_configurable(how_call: str, stub: OpenAIStub) -> None:
+    stub.script(text("They greeted each other."), text("Sunny."))
+    summarization = SummarizationMiddleware(
+        ScriptedChatModel([]),
+        trigger=("messages", 3),
+        keep=("messages", 1),
+        summarizer=configurable(stub, config_prefix="summary"),
+    )
+    agent = create_agent(configurable(stub), middleware=[summarization])
+    history = {"messages": ["Hello.", AIMessage("Hi."), "What is the weather in Paris?"]}
+    config = choose(model="openai:gpt-agent", summary_model="openai:gpt-summary")
+
+    result = run_agent(agent, how_call, history, config=config)
+
+    assert models(stub) == ["gpt-summary", "gpt-agent"]
+    assert "They greeted each other." in result["messages"][0].text
+
+
+def test_a_fraction_trigger_needs_the_window_of_the_model_each_run_chooses(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    stub.script(text("Sunny."))
+    summarization = SummarizationMiddleware(
+        configurable(stub, config_prefix="summary"), trigger=("fraction", 0.9)
+    )
+    agent = create_agent(configurable(stub), middleware=[summarization])
+    profiled = choose(model="openai:gpt-4o", summary_model="openai:gpt-4o-mini")
+
+    run_agent(agent, how_call, QUESTION, config=profiled)  # 128k tokens: nothing to summarize
+    with pytest.raises(MiddlewareError, match="'fraction' trigger or keep needs the model's"):
+        run_agent(agent, how_call, QUESTION, config=choose(summary_model="openai:gpt-test"))
+
+
+def test_a_hook_passing_a_model_id_as_the_model_is_told_how_to_build_it(how_call: str) -> None:
+    @wrap_model_call
+    def by_id(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(model="openai:gpt-4o"))
+
+    agent = create_agent(ScriptedChatModel([]), middleware=[by_id])
+
+    with pytest.raises(TypeError, match=r"request.model is str, not a chat model") as raised:
+        run_agent(agent, how_call, QUESTION)
+
+    assert "init_chat_model('openai:gpt-4o')" in str(raised.value)

@@ -47,7 +47,7 @@ from graphagent.middleware._context_size import (
     max_input_tokens,
 )
 from graphagent.middleware.base import AgentMiddleware
-from graphagent.models import HelperModel
+from graphagent.models import ConfigurableChatModel, HelperModel
 from graphagent.state import AgentState, ResponseT
 
 if TYPE_CHECKING:
@@ -260,7 +260,7 @@ def _checked_summarizer(owner: str, summarizer: object) -> HelperModel | Runnabl
     """A chat model (or id) prompted like ``model``, or a runnable taking the messages."""
     if summarizer is None:
         return None
-    if isinstance(summarizer, str | BaseChatModel):
+    if isinstance(summarizer, str | BaseChatModel | ConfigurableChatModel):
         return HelperModel(owner, "summarizer", summarizer)
     if isinstance(summarizer, Runnable):
         return summarizer

@@ -14,6 +14,7 @@ from langgraph.types import Command
 from graphagent._bridge import Mode
 from graphagent._configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._history import pair_tool_calls
+from graphagent._native_output import bind_native
 from graphagent._structured import Strategy, provider_rejections, resolve, to_response
 from graphagent._tool_node import ToolRegistry
 from graphagent.errors import note_origin
@@ -58,7 +59,9 @@ class ModelCall:
     ) -> tuple[Runnable[Any, Any], list[Any], Strategy | None]:
         self._registry.check_offered(request.tools)
         strategy = (
-            resolve(request.response_format, request.model) if request.response_format else None
+            resolve(request.response_format, request.model, request.tools)
+            if request.response_format
+            else None
         )
         messages = pair_tool_calls(request.messages)
         if request.system_message is not None:
@@ -137,7 +140,9 @@ def _bind(request: ModelRequest, strategy: Strategy | None) -> Runnable[Any, Any
         tools += [schema.as_tool() for schema in strategy.schemas]
         choice = choice or "any"
     elif isinstance(strategy, ProviderStrategy):
-        settings.update(strategy.model_settings())
+        if choice is not None:
+            settings["tool_choice"] = choice
+        return bind_native(request.model, tools, {**strategy.model_settings(), **settings})
     if choice is not None:
         settings["tool_choice"] = choice
     if not tools:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,9 +23,10 @@ from graphagent.structured_output import (
 Strategy = ToolStrategy[Any] | ProviderStrategy[Any]
 
 
-def resolve(response_format: Any, model: Any) -> Strategy | None:
+def resolve(response_format: Any, model: Any, tools: Sequence[Any] = ()) -> Strategy | None:
+    """The strategy for one model call: an ``AutoStrategy`` picks by the model and its tools."""
     strategy = as_strategy(response_format)
-    return strategy.resolve(model) if isinstance(strategy, AutoStrategy) else strategy
+    return strategy.resolve(model, tools) if isinstance(strategy, AutoStrategy) else strategy
 
 
 def to_response(message: Any, strategy: Strategy | None) -> ModelResponse:
@@ -89,7 +90,7 @@ def _from_tool_calls(message: AIMessage, strategy: ToolStrategy[Any]) -> ModelRe
 def _final(
     message: AIMessage, call: ToolCall, parsed: Any, strategy: ToolStrategy[Any]
 ) -> ModelResponse:
-    content = strategy.tool_message_content or f"Returning structured response: {parsed!r}"
+    content = strategy.tool_message_content or f"Returning structured response: {parsed}"
     answer = _answer(call, content, status="success")
     answer.response_metadata[FINAL_ANSWER] = True
     skipped = [

@@ -5,25 +5,24 @@
 - :class:`AutoStrategy` (and a plain schema) picks the provider strategy when the model's profile
   says it supports native structured output, else the tool strategy.
 
-A schema is a pydantic model, a dataclass, a TypedDict, a JSON-schema dict with a ``title``, or a
-``Union`` of those (one tool per member with ToolStrategy).
+A schema is a pydantic model, a dataclass, a TypedDict, a JSON-schema dict, or a ``Union`` of
+those (one tool per member with ToolStrategy, as for the variants of a JSON schema's ``oneOf``).
+What the model is sent, and the texts it gets back, are the ones LangChain 1.5 sends.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import types
-import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias
+from typing import Any, Generic, TypeAlias
 
 from langchain_core.messages import AIMessage
-from pydantic import BaseModel, TypeAdapter
-from typing_extensions import TypeVar, is_typeddict
+from typing_extensions import TypeVar
 
+from graphagent._native_output import supports_native
+from graphagent._schemas import Schema, is_union, schemas_of
 from graphagent.errors import GraphAgentError
 
 SchemaT = TypeVar("SchemaT", default=Any)
@@ -63,8 +62,8 @@ class MultipleStructuredOutputsError(StructuredOutputError):
         self.tool_names = tool_names
         self.ai_message = ai_message
         super().__init__(
-            f"The model returned {len(tool_names)} structured responses ({', '.join(tool_names)}) "
-            "where one was expected."
+            "Model incorrectly returned multiple structured responses "
+            f"({', '.join(tool_names)}) when only one is expected."
         )
 
 
@@ -84,40 +83,7 @@ class StructuredOutputValidationError(StructuredOutputError):
         self.tool_name = tool_name
         self.source = source
         self.ai_message = ai_message
-        super().__init__(f"The output for '{tool_name}' does not match its schema: {source}")
-
-
-@dataclass(frozen=True, slots=True)
-class Schema:
-    """One schema, ready to offer as a tool or a JSON schema and to parse arguments with."""
-
-    name: str
-    description: str
-    json_schema: dict[str, Any]
-    kind: Literal["pydantic", "dataclass", "typeddict", "json_schema"]
-    source: Any
-    strict: bool | None = None
-
-    @property
-    def schema(self) -> Any:
-        """What the schema was made from (LangChain's ``SchemaSpec.schema``)."""
-        return self.source
-
-    @property
-    def schema_kind(self) -> str:
-        """LangChain's name for :attr:`kind`."""
-        return self.kind
-
-    def as_tool(self) -> dict[str, Any]:
-        function = {"name": self.name, "description": self.description}
-        return {"type": "function", "function": {**function, "parameters": self.json_schema}}
-
-    def parse(self, data: Any) -> Any:
-        if self.kind == "pydantic":
-            return self.source.model_validate(data)
-        if self.kind == "json_schema":
-            return _check_json(self, data)
-        return TypeAdapter(self.source).validate_python(data)
+        super().__init__(f"Failed to parse structured output for tool '{tool_name}': {source}.")
 
 
 @dataclass(frozen=True)
@@ -125,11 +91,11 @@ class ToolStrategy(Generic[SchemaT]):
     """Offer the schema as a tool; the run ends when the model calls it with valid arguments."""
 
     schema: Any
-    """A pydantic model, dataclass, TypedDict or JSON schema dict; a union of them offers one
-    tool per member, and the model picks one."""
+    """A pydantic model, dataclass, TypedDict or JSON schema dict; a union of them (or a JSON
+    schema's ``oneOf``) offers one tool per member, and the model picks one."""
     tool_message_content: str | None = None
     """The text of the ToolMessage answering the model's structured-output call; ``None``
-    writes ``"Returning structured response: ..."``."""
+    writes ``"Returning structured response: "`` and the value as ``str()`` shows it."""
     handle_errors: ErrorHandler = True
     """What happens to invalid output: ``True`` sends the error back to the model as a
     ToolMessage so it retries; a string is sent instead of the error; exception types retry
@@ -137,25 +103,24 @@ class ToolStrategy(Generic[SchemaT]):
     schemas: tuple[Schema, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "schemas", tuple(_schemas(self.schema, "ToolStrategy")))
+        object.__setattr__(self, "schemas", tuple(schemas_of(self.schema, "ToolStrategy")))
 
     @property
     def schema_specs(self) -> list[Schema]:
-        """LangChain's name for :attr:`schemas`: one per member of a Union."""
+        """LangChain's name for :attr:`schemas`: one per member of a Union (or ``oneOf``)."""
         return list(self.schemas)
 
     def error_message(self, error: Exception) -> str | None:
         """The message sent back to the model for ``error``, or None to raise it."""
         handler = self.handle_errors
-        if handler is True:
-            return f"Error: {error}\nPlease call the tool again with corrected arguments."
         if handler is False:
             return None
         if isinstance(handler, str):
             return handler
+        if handler is True or (isinstance(handler, type | tuple) and isinstance(error, handler)):
+            return f"Error: {error}\n Please fix your mistakes."
         if isinstance(handler, type | tuple):
-            caught = isinstance(error, handler)
-            return f"Error: {error}\nPlease fix your mistakes." if caught else None
+            return None
         return handler(error)
 
 
@@ -171,14 +136,13 @@ class ProviderStrategy(Generic[SchemaT]):
     schemas: tuple[Schema, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        schemas = _schemas(self.schema, "ProviderStrategy")
-        if len(schemas) != 1:
+        if is_union(self.schema):
             raise TypeError(
                 "ProviderStrategy takes one schema, not a Union; use ToolStrategy for a choice "
                 "between several schemas."
             )
-        strict = dataclasses.replace(schemas[0], strict=self.strict)
-        object.__setattr__(self, "schemas", (strict,))
+        [schema] = schemas_of(self.schema, "ProviderStrategy", split=False)
+        object.__setattr__(self, "schemas", (dataclasses.replace(schema, strict=self.strict),))
 
     @property
     def schema_spec(self) -> Schema:
@@ -186,24 +150,36 @@ class ProviderStrategy(Generic[SchemaT]):
         return self.schemas[0]
 
     def to_model_kwargs(self) -> dict[str, Any]:
-        """LangChain's name for :meth:`model_settings`."""
-        return self.model_settings()
+        """The keyword arguments that ask a chat model for this output, as LangChain 1.5 gives
+        them: ``{"response_format": {"type": "json_schema", "json_schema": {...}}}`` with the
+        schema's name, its whole JSON schema, and ``"strict": True`` only when strict."""
+        schema = self.schemas[0]
+        spec: dict[str, Any] = {"name": schema.name, "schema": schema.json_schema}
+        if self.strict:
+            spec["strict"] = True
+        return {"response_format": {"type": "json_schema", "json_schema": spec}}
 
     def model_settings(self) -> dict[str, Any]:
-        """The ``response_format`` the chat model is bound with."""
-        schema = self.schemas[0]
-        titled = {"title": schema.name, **schema.json_schema}
-        spec: dict[str, Any] = {"name": schema.name, "schema": titled}
-        if schema.description:
-            spec["description"] = schema.description
-        if self.strict is not None:
-            spec["strict"] = self.strict
-        return {"response_format": {"type": "json_schema", "json_schema": spec}}
+        """What the chat model is bound with: :meth:`to_model_kwargs`, with the schema's name
+        also given as the JSON schema's ``title`` when it has none (provider packages name the
+        format after the title)."""
+        settings = self.to_model_kwargs()
+        spec = settings["response_format"]["json_schema"]
+        if "title" not in spec["schema"]:
+            spec["schema"] = {"title": spec["name"], **spec["schema"]}
+        return settings
 
     def parse(self, message: AIMessage) -> Any:
         schema = self.schemas[0]
         try:
-            return schema.parse(json.loads(message.text))
+            try:
+                data = json.loads(message.text)
+            except ValueError as exc:
+                raise ValueError(
+                    f"Native structured output expected valid JSON for {schema.name}, but "
+                    f"parsing failed: {exc}."
+                ) from exc
+            return schema.parse(data)
         except Exception as exc:
             raise StructuredOutputValidationError(schema.name, exc, message) from exc
 
@@ -212,7 +188,9 @@ class ProviderStrategy(Generic[SchemaT]):
 class AutoStrategy(Generic[SchemaT]):
     """Use the provider's native structured output when the model supports it, else a tool.
 
-    The model's ``profile`` decides; a union always goes through tools. A bare schema given to
+    Native when the model's ``profile`` says it supports structured output (except Gemini models
+    before 3 when the agent has tools), or when the model's name is one LangChain 1.5 knows to
+    support it; a union always goes through tools. A bare schema given to
     ``create_agent(response_format=...)`` means this strategy.
     """
 
@@ -220,11 +198,13 @@ class AutoStrategy(Generic[SchemaT]):
     """A pydantic model, dataclass, TypedDict or JSON schema dict, or a union of them."""
 
     def __post_init__(self) -> None:
-        _schemas(self.schema, "AutoStrategy")
+        schemas_of(self.schema, "AutoStrategy")
 
-    def resolve(self, model: Any) -> ToolStrategy[Any] | ProviderStrategy[Any]:
-        profile = getattr(model, "profile", None) or {}
-        native = profile.get("structured_output", False) and not _is_union(self.schema)
+    def resolve(
+        self, model: Any, tools: Sequence[Any] = ()
+    ) -> ToolStrategy[Any] | ProviderStrategy[Any]:
+        """The strategy for ``model`` offered ``tools`` (the agent's own, not the schemas)."""
+        native = not is_union(self.schema) and supports_native(model, tools)
         return ProviderStrategy(self.schema) if native else ToolStrategy(self.schema)
 
 
@@ -239,65 +219,3 @@ def as_strategy(response_format: Any) -> ResponseFormat | None:
     ):
         return response_format
     return AutoStrategy(response_format)
-
-
-def _is_union(schema: Any) -> bool:
-    return typing.get_origin(schema) in (typing.Union, types.UnionType)
-
-
-def _schemas(schema: Any, strategy: str) -> list[Schema]:
-    members = typing.get_args(schema) if _is_union(schema) else (schema,)
-    return [_schema(member, strategy) for member in members]
-
-
-def _schema(source: Any, strategy: str) -> Schema:
-    if isinstance(source, dict):
-        return _json_schema(source, strategy)
-    if not isinstance(source, type):
-        raise TypeError(_unsupported(source, strategy))
-    kind: Literal["pydantic", "dataclass", "typeddict"]
-    if issubclass(source, BaseModel):
-        kind, json_schema = "pydantic", source.model_json_schema()
-    elif dataclasses.is_dataclass(source):
-        kind, json_schema = "dataclass", TypeAdapter(source).json_schema()
-    elif is_typeddict(source):
-        kind, json_schema = "typeddict", TypeAdapter(source).json_schema()
-    else:
-        raise TypeError(_unsupported(source, strategy))
-    description = json_schema.pop("description", None) or (source.__doc__ or "").strip()
-    json_schema.pop("title", None)
-    return Schema(source.__name__, description, json_schema, kind, source)
-
-
-def _json_schema(source: dict[str, Any], strategy: str) -> Schema:
-    title = source.get("title", _untitled_name(source))
-    if not isinstance(title, str) or source.get("type", "object") != "object":
-        raise TypeError(
-            f"{strategy} got a JSON schema whose 'title' is not a string or of a type other "
-            "than 'object'; give it a string title (it names the tool) and type 'object'."
-        )
-    body = {k: v for k, v in source.items() if k not in ("title", "description")}
-    return Schema(title, source.get("description", ""), body, "json_schema", source)
-
-
-def _untitled_name(source: dict[str, Any]) -> str:
-    """LangChain's ``response_format_`` name for a schema without a title; the suffix comes from
-    the schema itself (LangChain's is random), so the same schema always gets the same name."""
-    digest = hashlib.sha256(json.dumps(source, sort_keys=True, default=repr).encode())
-    return f"response_format_{digest.hexdigest()[:4]}"
-
-
-def _unsupported(source: Any, strategy: str) -> str:
-    return (
-        f"{strategy} cannot use {source!r} as a schema; use a pydantic model, a dataclass, a "
-        "TypedDict, a JSON-schema dict, or a Union of those."
-    )
-
-
-def _check_json(schema: Schema, data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    missing = [key for key in schema.json_schema.get("required", []) if key not in data]
-    if missing:
-        raise ValueError(f"missing required field(s) {missing}")
-    return data

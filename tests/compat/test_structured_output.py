@@ -1,13 +1,16 @@
-"""LangChain 1.5's ``langchain.agents.structured_output``: a JSON-schema dict without a
-``title`` is accepted, named ``response_format_<suffix>`` as LangChain names it (the suffix is
-derived from the schema, so it is the same on every run); ``ToolStrategy.schema_specs``,
-``ProviderStrategy.schema_spec`` and ``ProviderStrategy.to_model_kwargs()``."""
+"""LangChain 1.5's ``langchain.agents.structured_output`` values: ``ToolStrategy.schema_specs``,
+``ProviderStrategy.schema_spec`` and ``ProviderStrategy.to_model_kwargs()``, pinned as LangChain
+1.5.0 computes them for the same schemas. A JSON-schema dict without a ``title`` is accepted and
+named ``response_format_<suffix>`` as LangChain names it (the suffix is derived from the schema,
+so it is the same on every run)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
@@ -21,6 +24,180 @@ UNTITLED: dict[str, Any] = {
     "properties": {"n": {"type": "integer"}},
     "required": ["n"],
 }
+
+
+class Weather(BaseModel):
+    """A weather report."""
+
+    city: str
+    degrees: int
+
+
+class Rich(BaseModel):
+    __doc__ = "A rich report.\n\n    It has several lines\n        and indentation.\n    "
+
+    city: str
+
+
+@dataclasses.dataclass
+class Point:
+    """A point."""
+
+    x: int
+    y: int
+
+
+@dataclasses.dataclass
+class BarePoint:
+    x: int
+
+
+class Movie(TypedDict):
+    """A movie."""
+
+    title: str
+
+
+CONTACT = {
+    "title": "contact",
+    "description": "A contact card.",
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+WEATHER_JSON = {
+    "description": "A weather report.",
+    "properties": {
+        "city": {"title": "City", "type": "string"},
+        "degrees": {"title": "Degrees", "type": "integer"},
+    },
+    "required": ["city", "degrees"],
+    "title": "Weather",
+    "type": "object",
+}
+POINT_JSON = {
+    "description": "A point.",
+    "properties": {"x": {"title": "X", "type": "integer"}, "y": {"title": "Y", "type": "integer"}},
+    "required": ["x", "y"],
+    "title": "Point",
+    "type": "object",
+}
+
+
+def described(spec: Any) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "schema": spec.schema,
+        "schema_kind": spec.schema_kind,
+        "json_schema": spec.json_schema,
+        "strict": spec.strict,
+    }
+
+
+def spec(name: str, description: str, schema: Any, kind: str, json_schema: dict[str, Any]) -> Any:
+    return {
+        "name": name,
+        "description": description,
+        "schema": schema,
+        "schema_kind": kind,
+        "json_schema": json_schema,
+        "strict": None,
+    }
+
+
+SPEC_CASES = [
+    ("pydantic", Weather, [
+        spec("Weather", "A weather report.", Weather, "pydantic", WEATHER_JSON),
+    ]),
+    ("raw-docstring", Rich, [spec(
+        "Rich",
+        "A rich report.\n\n    It has several lines\n        and indentation.\n    ",
+        Rich,
+        "pydantic",
+        {
+            "description": "A rich report.\n\nIt has several lines\n    and indentation.",
+            "properties": {"city": {"title": "City", "type": "string"}},
+            "required": ["city"],
+            "title": "Rich",
+            "type": "object",
+        },
+    )]),
+    ("dataclass-no-docstring", BarePoint, [spec(
+        "BarePoint",
+        "BarePoint(x: 'int')",
+        BarePoint,
+        "dataclass",
+        {
+            "properties": {"x": {"title": "X", "type": "integer"}},
+            "required": ["x"],
+            "title": "BarePoint",
+            "type": "object",
+        },
+    )]),
+    ("typeddict", Movie, [spec(
+        "Movie",
+        "A movie.",
+        Movie,
+        "typeddict",
+        {
+            "description": "A movie.",
+            "properties": {"title": {"title": "Title", "type": "string"}},
+            "required": ["title"],
+            "title": "Movie",
+            "type": "object",
+        },
+    )]),
+    ("json-schema", CONTACT, [spec("contact", "A contact card.", CONTACT, "json_schema", CONTACT)]),
+    ("union", Weather | Point, [
+        spec("Weather", "A weather report.", Weather, "pydantic", WEATHER_JSON),
+        spec("Point", "A point.", Point, "dataclass", POINT_JSON),
+    ]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"), [c[1:] for c in SPEC_CASES], ids=[c[0] for c in SPEC_CASES]
+)
+def test_tool_strategy_schema_specs(schema: Any, expected: list[dict[str, Any]]) -> None:
+    assert [described(s) for s in ToolStrategy(schema).schema_specs] == expected
+
+
+def test_one_of_variants_are_specs_of_their_own() -> None:
+    cat = {"title": "cat", "type": "object", "properties": {}, "description": "A cat."}
+    dog = {"title": "dog", "type": "object", "properties": {}}
+
+    specs = ToolStrategy({"oneOf": [cat, dog]}).schema_specs
+
+    assert [described(s) for s in specs] == [
+        spec("cat", "A cat.", cat, "json_schema", cat),
+        spec("dog", "", dog, "json_schema", dog),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("strict", "extra"), [(None, {}), (False, {}), (True, {"strict": True})], ids=str
+)
+def test_provider_strategy_model_kwargs(strict: bool | None, extra: dict[str, Any]) -> None:
+    strategy = ProviderStrategy(Weather, strict=strict)
+
+    assert strategy.to_model_kwargs() == {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "Weather", "schema": WEATHER_JSON, **extra},
+        }
+    }
+    expected_spec = spec("Weather", "A weather report.", Weather, "pydantic", WEATHER_JSON)
+    assert described(strategy.schema_spec) == {**expected_spec, "strict": strict}
+
+
+def test_provider_strategy_model_kwargs_for_a_json_schema() -> None:
+    assert ProviderStrategy(CONTACT).to_model_kwargs() == {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "contact", "schema": CONTACT},
+        }
+    }
 
 
 def tool_name_for(schema: dict[str, Any]) -> str:
@@ -51,55 +228,26 @@ def test_an_untitled_schema_works_as_a_plain_response_format(how_call: str) -> N
     assert result["structured_response"] == {"n": 5}
 
 
-class Point(TypedDict):
-    x: int
-
-
-class Weather(BaseModel):
-    """The weather in a city."""
-
-    city: str
-
-
-def test_tool_strategy_schema_specs_describe_each_member() -> None:
-    strategy = ToolStrategy(Weather | Point)  # type: ignore[operator]
-
-    specs = strategy.schema_specs
-
-    assert [(s.name, s.schema_kind, s.schema) for s in specs] == [
-        ("Weather", "pydantic", Weather),
-        ("Point", "typeddict", Point),
-    ]
-    assert specs[0].description == "The weather in a city."
-    assert set(specs[0].json_schema["properties"]) == {"city"}
-
-
-def test_provider_strategy_schema_spec_and_model_kwargs() -> None:
-    strategy = ProviderStrategy(Weather, strict=True)
-
-    spec = strategy.schema_spec
-    kwargs = strategy.to_model_kwargs()
-
-    assert (spec.name, spec.schema_kind, spec.strict, spec.schema) == (
-        "Weather",
-        "pydantic",
-        True,
-        Weather,
-    )
-    response_format = kwargs["response_format"]
-    assert response_format["type"] == "json_schema"
-    assert response_format["json_schema"]["name"] == "Weather"
-    assert response_format["json_schema"]["strict"] is True
-    assert set(response_format["json_schema"]["schema"]["properties"]) == {"city"}
-
-
 def test_model_kwargs_are_what_the_model_is_bound_with(how_call: str) -> None:
+    strategy = ProviderStrategy(CONTACT, strict=True)
+    model = ScriptedChatModel(['{"name": "Ann"}'])
+
+    result = run_agent(create_agent(model, response_format=strategy), how_call, {"messages": ["q"]})
+
+    assert result["structured_response"] == {"name": "Ann"}
+    assert model.calls[0].settings == strategy.to_model_kwargs()
+
+
+def test_an_untitled_schema_is_bound_with_its_name_as_title(how_call: str) -> None:
     strategy = ProviderStrategy(UNTITLED)
+    name = strategy.schema_spec.name
     model = ScriptedChatModel(['{"n": 1}'])
 
     result = run_agent(create_agent(model, response_format=strategy), how_call, {"messages": ["q"]})
 
     assert result["structured_response"] == {"n": 1}
-    assert (
-        model.calls[0].settings["response_format"] == strategy.to_model_kwargs()["response_format"]
-    )
+    assert strategy.to_model_kwargs()["response_format"]["json_schema"]["schema"] == UNTITLED
+    assert model.calls[0].settings["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": {"title": name, **UNTITLED}},
+    }

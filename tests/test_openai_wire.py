@@ -82,6 +82,13 @@ class Weather(BaseModel):
     degrees: int
 
 
+class Forecast(BaseModel):
+    """A forecast."""
+
+    city: str
+    days: int
+
+
 def stream_messages(
     agent: Any, how: str, inputs: Any, **kwargs: Any
 ) -> tuple[list[tuple[AIMessageChunk, dict[str, Any]]], dict[str, Any]]:
@@ -352,7 +359,35 @@ def test_model_settings_from_wrap_model_call_reach_the_provider(
     assert [r["temperature"] for r in stub.requests] == pytest.approx([0.1, 0.2])
 
 
-# Structured output
+# Structured output: the requests are LangChain's (tests/compat/test_structured_output_wire.py
+# pins them case by case); these show them end to end and pin where graphagent differs.
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "Weather",
+        "description": "A weather report.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "degrees": {"type": "integer"}},
+            "required": ["city", "degrees"],
+        },
+    },
+}
+WEATHER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"title": "City", "type": "string"},
+        "degrees": {"title": "Degrees", "type": "integer"},
+    },
+    "required": ["city", "degrees"],
+}
+
+
+def weather_format(*, strict: bool = False) -> dict[str, Any]:
+    schema = {**WEATHER_SCHEMA, "additionalProperties": False} if strict else WEATHER_SCHEMA
+    spec = {"name": "Weather", "description": "A weather report.", "schema": schema}
+    return {"type": "json_schema", "json_schema": {**spec, "strict": strict}}
 
 
 def test_tool_strategy_offers_the_schema_as_a_required_tool(
@@ -367,13 +402,13 @@ def test_tool_strategy_offers_the_schema_as_a_required_tool(
     [request] = stub.requests
     assert request["tool_choice"] == "required"  # ChatOpenAI's spelling of graphagent's "any"
     assert "response_format" not in request
-    names = [t["function"]["name"] for t in request["tools"]]
-    assert names == ["get_weather", "Weather"]
-    schema = request["tools"][1]["function"]
-    assert schema["description"] == "A weather report."
-    assert sorted(schema["parameters"]["properties"]) == ["city", "degrees"]
+    assert "parallel_tool_calls" not in request
+    assert request["tools"][1:] == [WEATHER_TOOL]
     [answer] = tool_messages(result)
-    assert answer.tool_call_id == "call_w"
+    assert (answer.tool_call_id, answer.content) == (
+        "call_w",
+        "Returning structured response: city='Paris' degrees=21",
+    )
 
 
 def test_tool_strategy_sends_invalid_output_back_for_another_turn(
@@ -391,7 +426,11 @@ def test_tool_strategy_sends_invalid_output_back_for_another_turn(
     retry = stub.requests[1]["messages"]
     assert [m["role"] for m in retry] == ["user", "assistant", "tool"]
     assert retry[2]["tool_call_id"] == "call_1"
-    assert "degrees" in retry[2]["content"]
+    assert retry[2]["content"].startswith(
+        "Error: Failed to parse structured output for tool 'Weather': Failed to parse data to "
+        "Weather: 1 validation error for Weather\ndegrees\n"
+    )
+    assert retry[2]["content"].endswith(".\n Please fix your mistakes.")
 
 
 def test_provider_strategy_sends_a_json_schema_and_parses_the_reply(
@@ -404,13 +443,11 @@ def test_provider_strategy_sends_a_json_schema_and_parses_the_reply(
 
     assert result["structured_response"] == Weather(city="Paris", degrees=23)
     [request] = stub.requests
-    assert "tools" not in request
-    assert "tool_choice" not in request
-    response_format = request["response_format"]
-    assert response_format["type"] == "json_schema"
-    spec = response_format["json_schema"]
-    assert spec["name"] == "Weather"
-    assert spec["schema"]["required"] == ["city", "degrees"]
+    # No "tools": [] (LangChain sends one; OpenAI-compatible servers reject an empty list).
+    assert {k: v for k, v in request.items() if k not in ("messages", "stream")} == {
+        "model": "gpt-test",
+        "response_format": weather_format(),
+    }
 
 
 def test_provider_strategy_parses_a_streamed_reply(how_stream: str, stub: OpenAIStub) -> None:
@@ -423,7 +460,8 @@ def test_provider_strategy_parses_a_streamed_reply(how_stream: str, stub: OpenAI
     assert len([c for c, _ in chunks if c.content]) > 1
     [request] = stub.requests
     assert request["stream"] is True
-    assert request["response_format"]["json_schema"]["strict"] is True
+    assert request["response_format"] == weather_format(strict=True)
+    assert "tools" not in request
 
 
 def test_provider_strategy_works_alongside_tools(stub: OpenAIStub) -> None:
@@ -434,14 +472,17 @@ def test_provider_strategy_works_alongside_tools(stub: OpenAIStub) -> None:
 
     assert result["structured_response"] == Weather(city="Paris", degrees=25)
     [request] = stub.requests
-    assert request["response_format"]["json_schema"]["name"] == "Weather"
-    assert [t["function"]["name"] for t in request["tools"]] == ["get_weather"]
+    assert request["response_format"] == weather_format()
+    [offered] = request["tools"]
+    assert (offered["function"]["name"], offered["function"]["strict"]) == ("get_weather", True)
 
 
 @pytest.mark.parametrize(
-    ("model", "native"), [("gpt-4o", True), ("gpt-test", False)], ids=["profiled", "unknown"]
+    ("model", "native"),
+    [("gpt-4o", True), ("gpt-4o-2024-11-20-ft", True), ("gpt-test", False)],
+    ids=["profiled", "known-name", "unknown"],
 )
-def test_a_plain_schema_follows_the_model_profile(
+def test_a_plain_schema_follows_the_model_profile_or_name(
     model: str, native: bool, how_call: str, stub: OpenAIStub
 ) -> None:
     payload = {"city": "Paris", "degrees": 26}
@@ -452,8 +493,120 @@ def test_a_plain_schema_follows_the_model_profile(
 
     assert result["structured_response"] == Weather.model_validate(payload)
     [request] = stub.requests
-    assert ("response_format" in request) is native
-    assert ("tools" in request) is not native
+    assert request.get("response_format") == (weather_format() if native else None)
+    assert request.get("tools") == (None if native else [WEATHER_TOOL])
+
+
+# Where graphagent's requests differ from LangChain's (docs/migrating-from-langchain.md)
+
+
+def test_a_union_on_a_native_model_is_offered_as_tools(how_call: str, stub: OpenAIStub) -> None:
+    stub.script(tool_calls(call("Weather", {"city": "Paris", "degrees": 1})))
+    agent = create_agent(chat(stub, model="gpt-4o"), response_format=Weather | Forecast)
+
+    result = run_agent(agent, how_call, QUESTION)
+
+    assert result["structured_response"] == Weather(city="Paris", degrees=1)
+    [request] = stub.requests
+    assert [t["function"]["name"] for t in request["tools"]] == ["Weather", "Forecast"]
+    assert "response_format" not in request
+
+
+def test_an_untitled_json_schema_is_sent_under_its_name(how_call: str, stub: OpenAIStub) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    strategy = ProviderStrategy(schema)
+    stub.script(json_reply({"n": 1}))
+
+    result = run_agent(create_agent(chat(stub), response_format=strategy), how_call, QUESTION)
+
+    assert result["structured_response"] == {"n": 1}
+    name = strategy.schema_spec.name
+    [request] = stub.requests
+    assert request["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": schema, "strict": False},
+    }
+
+
+def test_a_json_schema_missing_a_required_key_is_retried(how_call: str, stub: OpenAIStub) -> None:
+    schema = {"title": "contact", "type": "object", "properties": {}, "required": ["name"]}
+    stub.script(
+        tool_calls(call("contact", {"email": "x"}, id="bad")),
+        tool_calls(call("contact", {"name": "Ann"})),
+    )
+
+    result = run_agent(create_agent(chat(stub), response_format=schema), how_call, QUESTION)
+
+    assert result["structured_response"] == {"name": "Ann"}
+    assert stub.requests[1]["messages"][2]["content"] == (
+        "Error: Failed to parse structured output for tool 'contact': Failed to parse data to "
+        "contact: missing required field(s) ['name'].\n Please fix your mistakes."
+    )
+
+
+def test_a_tool_choice_set_by_middleware_is_kept(stub: OpenAIStub) -> None:
+    @wrap_model_call
+    def weather_first(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(request.override(tool_choice="get_weather"))
+
+    stub.script(tool_calls(call("Weather", {"city": "Paris", "degrees": 2})))
+    agent = create_agent(
+        chat(stub), [get_weather], response_format=ToolStrategy(Weather), middleware=[weather_first]
+    )
+
+    agent.invoke(QUESTION)
+
+    chosen = {"type": "function", "function": {"name": "get_weather"}}
+    assert stub.requests[0]["tool_choice"] == chosen
+
+
+def test_a_call_beside_the_structured_one_is_answered_not_run(
+    how_call: str, stub: OpenAIStub
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    def book(city: str) -> str:
+        """Book a trip."""
+        ran.append(city)
+        return "booked"
+
+    weather = {"city": "Paris", "degrees": 3}
+    stub.script(
+        tool_calls(call("book", {"city": "Paris"}, id="b"), call("Weather", weather, id="w")),
+        tool_calls(call("Weather", weather, id="w2")),
+    )
+    agent = create_agent(
+        chat(stub), [book], response_format=ToolStrategy(Weather), checkpointer=InMemorySaver()
+    )
+
+    run_agent(agent, how_call, QUESTION, config=THREAD)
+    run_agent(agent, how_call, {"messages": ["And tomorrow?"]}, config=THREAD)
+
+    assert ran == []
+    assert stub.requests[1]["messages"][2:4] == [
+        {
+            "role": "tool",
+            "tool_call_id": "w",
+            "content": "Returning structured response: city='Paris' degrees=3",
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "b",
+            "content": "Not executed: the structured response ended the run.",
+        },
+    ]
+
+
+def test_a_text_reply_under_tool_strategy_ends_the_run(how_call: str, stub: OpenAIStub) -> None:
+    stub.script(text("It is sunny."))
+    agent = create_agent(chat(stub), response_format=ToolStrategy(Weather))
+
+    result = run_agent(agent, how_call, QUESTION)
+
+    assert result.get("structured_response") is None
+    assert last_ai(result).content == "It is sunny."
+    assert len(stub.requests) == 1
 
 
 # Provider errors

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeAlias
 
 from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
 from typing_extensions import TypeVar
 
 from graphagent._native_output import supports_native
-from graphagent._schemas import Schema, is_union, schemas_of
+from graphagent._schemas import Kind, Schema, is_union, schemas_of
 from graphagent.errors import GraphAgentError
 
 SchemaT = TypeVar("SchemaT", default=Any)
@@ -34,7 +35,9 @@ ErrorHandler: TypeAlias = (
 __all__ = [
     "AutoStrategy",
     "MultipleStructuredOutputsError",
+    "OutputToolBinding",
     "ProviderStrategy",
+    "ProviderStrategyBinding",
     "ResponseFormat",
     "StructuredOutputError",
     "StructuredOutputValidationError",
@@ -172,14 +175,7 @@ class ProviderStrategy(Generic[SchemaT]):
     def parse(self, message: AIMessage) -> Any:
         schema = self.schemas[0]
         try:
-            try:
-                data = json.loads(message.text)
-            except ValueError as exc:
-                raise ValueError(
-                    f"Native structured output expected valid JSON for {schema.name}, but "
-                    f"parsing failed: {exc}."
-                ) from exc
-            return schema.parse(data)
+            return ProviderStrategyBinding.from_schema_spec(schema).parse(message)
         except Exception as exc:
             raise StructuredOutputValidationError(schema.name, exc, message) from exc
 
@@ -219,3 +215,66 @@ def as_strategy(response_format: Any) -> ResponseFormat | None:
     ):
         return response_format
     return AutoStrategy(response_format)
+
+
+@dataclass(frozen=True)
+class OutputToolBinding(Generic[SchemaT]):
+    """A schema of :class:`ToolStrategy` as the tool the model is offered, and the parser of
+    that tool's arguments (LangChain's name and fields).
+
+    Args:
+        schema: What the schema was made from: a pydantic model, dataclass, TypedDict or
+            JSON-schema dict.
+        schema_kind: ``"pydantic"``, ``"dataclass"``, ``"typeddict"`` or ``"json_schema"``.
+        tool: The tool offered to the model; calling it is the answer, so it never runs.
+    """
+
+    schema: Any
+    schema_kind: Kind
+    tool: BaseTool
+
+    @classmethod
+    def from_schema_spec(cls, schema_spec: Schema) -> OutputToolBinding[Any]:
+        """The binding of one of :attr:`ToolStrategy.schema_specs`."""
+        return cls(schema_spec.source, schema_spec.kind, schema_spec.as_tool())
+
+    def parse(self, tool_args: dict[str, Any]) -> Any:
+        """The value of the tool call's arguments; a ``ValueError`` when they do not fit."""
+        return _spec(self.schema, "OutputToolBinding").parse(tool_args)
+
+
+@dataclass(frozen=True)
+class ProviderStrategyBinding(Generic[SchemaT]):
+    """The schema of a :class:`ProviderStrategy` and the parser of the JSON a model answers
+    with (LangChain's name and fields).
+
+    Args:
+        schema: What the schema was made from: a pydantic model, dataclass, TypedDict or
+            JSON-schema dict.
+        schema_kind: ``"pydantic"``, ``"dataclass"``, ``"typeddict"`` or ``"json_schema"``.
+    """
+
+    schema: Any
+    schema_kind: Kind
+
+    @classmethod
+    def from_schema_spec(cls, schema_spec: Schema) -> ProviderStrategyBinding[Any]:
+        """The binding of :attr:`ProviderStrategy.schema_spec`."""
+        return cls(schema_spec.source, schema_spec.kind)
+
+    def parse(self, response: AIMessage) -> Any:
+        """The value of the reply's text, read as JSON; a ``ValueError`` when it is not JSON or
+        does not fit the schema."""
+        spec = _spec(self.schema, "ProviderStrategyBinding")
+        try:
+            data = json.loads(response.text)
+        except ValueError as exc:
+            raise ValueError(
+                f"Native structured output expected valid JSON for {spec.name}, but parsing "
+                f"failed: {exc}."
+            ) from exc
+        return spec.parse(data)
+
+
+def _spec(schema: Any, owner: str) -> Schema:
+    return schemas_of(schema, owner, split=False)[0]

@@ -33,7 +33,7 @@ MIDDLEWARE = (
 STRUCTURED_OUTPUT = (
     *("ToolStrategy", "ProviderStrategy", "AutoStrategy", "ResponseFormat"),
     *("StructuredOutputError", "StructuredOutputValidationError"),
-    "MultipleStructuredOutputsError",
+    *("MultipleStructuredOutputsError", "OutputToolBinding", "ProviderStrategyBinding"),
 )
 
 WHERE = [

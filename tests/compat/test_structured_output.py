@@ -11,11 +11,17 @@ import re
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from graphagent import create_agent
-from graphagent.structured_output import ProviderStrategy, ToolStrategy
+from graphagent.structured_output import (
+    OutputToolBinding,
+    ProviderStrategy,
+    ProviderStrategyBinding,
+    ToolStrategy,
+)
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -251,3 +257,33 @@ def test_an_untitled_schema_is_bound_with_its_name_as_title(how_call: str) -> No
         "type": "json_schema",
         "json_schema": {"name": name, "schema": {"title": name, **UNTITLED}},
     }
+
+
+def test_an_output_tool_binding_offers_the_schema_tool_and_parses_its_arguments() -> None:
+    [spec] = ToolStrategy(Weather).schema_specs
+    binding = OutputToolBinding.from_schema_spec(spec)
+
+    assert (binding.schema, binding.schema_kind) == (Weather, "pydantic")
+    assert (binding.tool.name, binding.tool.description) == ("Weather", "A weather report.")
+    assert binding.parse({"city": "Paris", "degrees": 21}) == Weather(city="Paris", degrees=21)
+    with pytest.raises(ValueError, match=r"^Failed to parse data to Weather: "):
+        binding.parse({"city": "Paris"})
+
+
+def test_an_output_tool_binding_of_a_json_schema_returns_the_dict() -> None:
+    binding = OutputToolBinding.from_schema_spec(ToolStrategy(UNTITLED).schema_specs[0])
+
+    assert binding.schema_kind == "json_schema"
+    assert binding.parse({"n": 3}) == {"n": 3}
+
+
+def test_a_provider_strategy_binding_parses_the_replys_json() -> None:
+    binding = ProviderStrategyBinding.from_schema_spec(ProviderStrategy(Weather).schema_spec)
+
+    assert (binding.schema, binding.schema_kind) == (Weather, "pydantic")
+    reply = AIMessage([{"type": "text", "text": '{"city": "Oslo", '}, '"degrees": 4}'])
+    assert binding.parse(reply) == Weather(city="Oslo", degrees=4)
+    with pytest.raises(
+        ValueError, match=r"^Native structured output expected valid JSON for Weather"
+    ):
+        binding.parse(AIMessage("sunny"))

@@ -18,7 +18,12 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphagent import create_agent
-from graphagent.errors import GraphAgentError, HookReturnError, MiddlewareError, ResumeError
+from graphagent.errors import (
+    GraphAgentError,
+    HookReturnError,
+    MiddlewareError,
+    ResumeError,
+)
 from graphagent.middleware import (
     AgentMiddleware,
     ModelRequest,
@@ -513,6 +518,18 @@ def test_a_resume_value_that_is_not_one_decisions_list_is_refused(
     assert RAN == ["send_email(ann@example.com, hi)"]
 
 
+def test_a_single_decision_is_told_to_go_in_the_list(how_call: str) -> None:
+    agent, _ = reviewed_agent()
+    pause(agent, how_call)
+
+    with pytest.raises(InvalidDecisionError, match=r"put the decision in the list, \{'decisions'"):
+        run_agent(agent, how_call, Command(resume=approve()), config=THREAD)
+
+    assert RAN == []
+    resume(agent, how_call, approve())
+    assert RAN == ["send_email(ann@example.com, hi)"]
+
+
 def test_resume_none_is_refused_naming_the_review_and_its_format(how_call: str) -> None:
     agent, model = reviewed_agent()
     pause(agent, how_call)
@@ -874,6 +891,22 @@ def test_bad_settings_fail_when_the_middleware_is_built(case: str) -> None:
 
     assert fragment in str(caught.value)
     assert str(caught.value).startswith("HumanInTheLoopMiddleware")
+
+
+def test_batched_is_the_default_mode_and_an_unknown_one_is_refused() -> None:
+    assert HumanInTheLoopMiddleware({"send_email": True}).interrupt_mode == "batched"
+    with pytest.raises(MiddlewareError, match="must be 'batched' or 'per_call', got 'each'"):
+        HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode="each")  # type: ignore[arg-type]
+
+
+def test_a_batched_edit_needs_no_notice_the_history_shows_it(how_call: str) -> None:
+    agent, _ = reviewed_agent(edit_notice="Edited.")
+    pause(agent, how_call)
+
+    result = resume(agent, how_call, edit("send_email", to="bob@example.com", body="hi"))
+
+    assert answers(result) == [("c-email", "success", "sent to bob@example.com")]
+    assert result["messages"][1].tool_calls[0]["args"]["to"] == "bob@example.com"
 
 
 def test_true_allows_every_decision_and_configs_are_kept() -> None:

@@ -104,6 +104,9 @@ if TYPE_CHECKING:
         HumanInTheLoopState as HumanInTheLoopState,
     )
     from graphagent.middleware.human_in_the_loop import (
+        InterruptMode as InterruptMode,
+    )
+    from graphagent.middleware.human_in_the_loop import (
         InterruptOnConfig as InterruptOnConfig,
     )
     from graphagent.middleware.human_in_the_loop import (
@@ -117,6 +120,9 @@ if TYPE_CHECKING:
     )
     from graphagent.middleware.human_in_the_loop import (
         ReviewConfig as ReviewConfig,
+    )
+    from graphagent.middleware.human_in_the_loop import (
+        ToolApprovalRequest as ToolApprovalRequest,
     )
     from graphagent.middleware.model_call_limit import (
         ModelCallLimitExceededError as ModelCallLimitExceededError,
@@ -271,11 +277,13 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
         "HITLResponse",
         "HumanInTheLoopMiddleware",
         "HumanInTheLoopState",
+        "InterruptMode",
         "InterruptOnConfig",
         "InvalidDecisionError",
         "RejectDecision",
         "RespondDecision",
         "ReviewConfig",
+        "ToolApprovalRequest",
     ),
     "model_call_limit": (
         "ModelCallLimitExceededError",
@@ -362,6 +370,7 @@ __all__ = [
     "HumanInTheLoopMiddleware",
     "HumanInTheLoopState",
     "InputAgentState",
+    "InterruptMode",
     "InterruptOnConfig",
     "InvalidDecisionError",
     "LLMToolEmulator",
@@ -398,6 +407,7 @@ __all__ = [
     "SummarizationMiddleware",
     "Todo",
     "TodoListMiddleware",
+    "ToolApprovalRequest",
     "ToolCallLimitExceededError",
     "ToolCallLimitMiddleware",
     "ToolCallLimitState",

@@ -18,7 +18,9 @@ from graphagent.middleware._hitl_types import (
     CONFIG_KEYS,
     DECISION_KEYS,
     DECISION_TYPES,
+    INTERRUPT_MODES,
     HITLResponse,
+    InterruptMode,
     InterruptOnConfig,
     InvalidDecisionError,
     Review,
@@ -27,6 +29,30 @@ from graphagent.middleware._hitl_types import (
 OWNER = "HumanInTheLoopMiddleware"
 
 _STILL_OPEN = "Nothing ran; the review is still open, so resume again with corrected decisions."
+_ONE_DECISION = (
+    " A single decision answers a review of interrupt_mode='per_call'; this review is batched "
+    "(one per model turn): put the decision in the list, {'decisions': [decision]}."
+)
+
+
+def checked_mode(interrupt_mode: Any) -> InterruptMode:
+    """``interrupt_mode``, if it is one of the modes."""
+    if interrupt_mode not in INTERRUPT_MODES:
+        modes = " or ".join(map(repr, INTERRUPT_MODES))
+        raise MiddlewareError(
+            f"`interrupt_mode` must be {modes}, got {interrupt_mode!r}. {OWNER}: 'batched' "
+            "pauses once per model turn for all its reviewed calls, 'per_call' once per "
+            "reviewed call."
+        )
+    return cast("InterruptMode", interrupt_mode)
+
+
+def checked_text(name: str, value: Any, *, optional: bool = False) -> Any:
+    """``value``, if it is a str (or ``None`` when ``optional``)."""
+    if isinstance(value, str) or (optional and value is None):
+        return value
+    kind = "a str or None" if optional else "a str"
+    raise MiddlewareError(f"{OWNER}: {name} must be {kind}, got {value!r}.")
 
 
 def resolved_interrupt_on(interrupt_on: Any) -> dict[str, InterruptOnConfig]:
@@ -147,8 +173,9 @@ def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HIT
     """``value`` as the answer to ``reviews``, or :class:`InvalidDecisionError` saying why not."""
     decisions = value.get("decisions") if isinstance(value, Mapping) else None
     if not isinstance(decisions, list) or set(value) - {"decisions"}:
+        hint = _ONE_DECISION if isinstance(value, Mapping) and "type" in value else ""
         raise InvalidDecisionError(
-            f"{OWNER}: resume with {answer_format(reviews)}; got {value!r}. {_STILL_OPEN}"
+            f"{OWNER}: resume with {answer_format(reviews)}; got {value!r}.{hint} {_STILL_OPEN}"
         )
     if len(decisions) != len(reviews):
         names = ", ".join(r.call["name"] for r in reviews)
@@ -158,7 +185,7 @@ def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HIT
             f"{_STILL_OPEN}"
         )
     for index, (review, decision) in enumerate(zip(reviews, decisions, strict=True)):
-        problem = _decision_problem(review, decision, edits)
+        problem = decision_problem(review.allowed, decision, edits)
         if problem:
             name = review.call["name"]
             raise InvalidDecisionError(
@@ -170,12 +197,14 @@ def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HIT
     return HITLResponse(decisions=decisions)
 
 
-def _decision_problem(review: Review, decision: Any, edits: EditRules) -> str | None:
+def decision_problem(allowed: Sequence[str], decision: Any, edits: EditRules) -> str | None:
+    """Why ``decision`` cannot answer a review that allows ``allowed``; ``None`` if it can."""
     kind = decision.get("type") if isinstance(decision, Mapping) else None
+    allowed = list(allowed)
     if kind not in DECISION_TYPES:
-        return f"is {decision!r}; a decision is a dict whose 'type' is one of {review.allowed}"
-    if kind not in review.allowed:
-        return f"is {kind!r}, which is not allowed for this tool; allowed: {review.allowed}"
+        return f"is {decision!r}; a decision is a dict whose 'type' is one of {allowed}"
+    if kind not in allowed:
+        return f"is {kind!r}, which is not allowed for this tool; allowed: {allowed}"
     unknown = sorted(set(decision) - DECISION_KEYS[kind])
     if unknown:
         return f"is {kind!r} with unknown key(s) {unknown}; it takes {_DECISION_SHAPES[kind]}"

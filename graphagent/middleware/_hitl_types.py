@@ -1,5 +1,5 @@
 """The records of a human review: what the reviewer is shown, what they answer, how a tool is
-reviewed, the state field and the error. ``human_in_the_loop`` re-exports the public ones."""
+reviewed, the state field and the errors. ``human_in_the_loop`` re-exports the public ones."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
 from langchain_core.messages import ToolCall
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
@@ -20,6 +21,12 @@ DecisionType = Literal["approve", "edit", "reject", "respond"]
 """What a reviewer can decide about one tool call."""
 
 DECISION_TYPES: tuple[DecisionType, ...] = get_args(DecisionType)
+
+InterruptMode = Literal["batched", "per_call"]
+"""How the agent pauses for review: once per model turn for all its reviewed calls
+(``"batched"``), or once per reviewed call, as the call starts (``"per_call"``)."""
+
+INTERRUPT_MODES: tuple[InterruptMode, ...] = get_args(InterruptMode)
 
 
 class Action(TypedDict):
@@ -60,6 +67,26 @@ class HITLRequest(TypedDict):
     """The calls awaiting review, in the order the model made them."""
     review_configs: list[ReviewConfig]
     """What may be decided about each, at the same positions."""
+
+
+class ToolApprovalRequest(TypedDict):
+    """The value of one interrupt in ``interrupt_mode="per_call"``: one tool call awaiting review.
+
+    It is answered with a single :data:`Decision`, keyed by the interrupt's id
+    (``Command(resume={interrupt.id: decision})``); the interrupt's ``response_schema`` is the
+    JSON schema of the decisions allowed for the tool.
+    """
+
+    type: Literal["tool_approval"]
+    """Always ``"tool_approval"``: tells a client which kind of review this is."""
+    tool_call_id: str
+    """The id of the model's tool call under review."""
+    name: str
+    """The tool the model called."""
+    args: dict[str, Any]
+    """The arguments the model gave."""
+    description: str
+    """The text shown to the reviewer."""
 
 
 class ApproveDecision(TypedDict):
@@ -197,3 +224,27 @@ class Review:
     @property
     def allowed(self) -> list[DecisionType]:
         return self.review["allowed_decisions"]
+
+
+class _InvalidCallDecision(InvalidDecisionError, GraphBubbleUp):
+    """An :class:`InvalidDecisionError` raised inside the ``wrap_tool_call`` onion
+    (``interrupt_mode="per_call"``). As LangGraph control flow it passes every layer around the
+    review untouched: a retrying or error-handling layer cannot take a reviewer's bad answer for
+    a tool failure (retry it, or answer the call with an error message and close the review).
+    LangGraph then saves nothing for the call, so its review stays open. It shows, and pickles,
+    as :class:`InvalidDecisionError`."""
+
+    __module__ = InvalidDecisionError.__module__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return InvalidDecisionError, (str(self),), self.__dict__
+
+
+_InvalidCallDecision.__name__ = _InvalidCallDecision.__qualname__ = "InvalidDecisionError"
+
+
+def invalid_call_decision(
+    message: str, *, tool_name: str, allowed: Sequence[str]
+) -> InvalidDecisionError:
+    """The error for a bad answer to a per-call review (see :class:`_InvalidCallDecision`)."""
+    return _InvalidCallDecision(message, tool_name=tool_name, allowed=allowed)

@@ -1,17 +1,17 @@
 """``HumanInTheLoopMiddleware``: pause before chosen tool calls run, until a person decides.
 
-After each model turn, the pending tool calls of the tools named in ``interrupt_on`` are put to
-a reviewer in one ``langgraph.types.interrupt`` whose value is a :class:`HITLRequest` (one action
-request and one review config per call, in call order). The run continues with
-``Command(resume={"decisions": [...]})``, one decision per request, in the same order:
+A reviewer decides about each call of the tools named in ``interrupt_on``:
 
 - ``approve``: the call runs as the model made it;
-- ``edit``: the call runs with the reviewer's tool name and arguments, which replace the model's
-  in the AI message (same message id, so the history shows the call that ran);
+- ``edit``: the call runs with the reviewer's arguments (and, batched, maybe another tool);
 - ``reject``: the call never runs; an error ``ToolMessage`` with the reviewer's reason answers it;
 - ``respond``: the call never runs; the reviewer's text answers it as the tool's result.
 
-Calls of other tools run as usual. How it fits the core:
+Calls of other tools run as usual. ``interrupt_mode`` says when the agent pauses.
+
+``"batched"`` (the default): after each model turn, one ``langgraph.types.interrupt`` whose value
+is a :class:`HITLRequest` (one action request and one review config per call, in call order),
+answered with ``Command(resume={"decisions": [...]})``.
 
 - The review is an ``after_model`` node. On resume langgraph runs that node again from its start:
   the request is rebuilt (so ``description`` callables and ``when`` predicates run again and
@@ -19,21 +19,37 @@ Calls of other tools run as usual. How it fits the core:
   twice: the model call finished before the pause, and tools run once, after the decision. So no
   ``wrap_model_call`` or ``wrap_tool_call`` layer is ever paused mid-call; a tool wrapper can
   tell a reviewed call by ``request.state["hitl_decisions"][call_id]``.
-- The answer is checked as the interrupt's ``response_schema``, which langgraph validates before
-  saving a resume value: an invalid answer raises :class:`InvalidDecisionError`, nothing runs,
-  nothing is saved, and the same review can be answered again.
+- An edit replaces the model's call in its AI message (same message id), so the history shows
+  the call that ran.
 - Rejected and responded calls are answered by a ``ToolMessage``. The core only ever runs
   pending (unanswered) calls, so neither a later ``jump_to="tools"`` nor a retrying wrapper can
   run them.
-- The interrupt needs a checkpointer: the agent's own, or a parent graph's when the agent runs
-  as a subgraph. ``before_agent`` checks that one is in the run's config, so a missing one fails
-  the first invocation before anything happens, not the resume.
+
+``"per_call"``: one interrupt per reviewed call, raised in ``wrap_tool_call`` as the call starts;
+its value is a :class:`ToolApprovalRequest`, answered with one decision keyed by the interrupt's
+id, ``Command(resume={interrupt.id: decision})`` (see ``_hitl_per_call``).
+
+- Each call is a task of its own, so parallel calls pause together, one interrupt each, and a
+  resume runs again only the tasks that paused: a call answered or not reviewed never runs twice.
+- The layers listed before this middleware (outside it) run up to the review, are left by
+  langgraph's ``GraphInterrupt`` (control flow: no retry, no error), and run again on resume. The
+  layers listed after it, and the tool, run only once decided. A layer outside that calls its
+  handler again for the same call (a retry) gets the decision already taken.
+- An edit keeps the tool and changes the arguments; the AI message keeps the model's call, and
+  the result opens with ``edit_notice`` naming the call that ran.
+
+In both modes the answer is checked as the interrupt's ``response_schema``, which langgraph
+validates before saving a resume value: an invalid answer raises :class:`InvalidDecisionError`,
+nothing runs, nothing is saved, and the same review can be answered again. The interrupt needs a
+checkpointer: the agent's own, or a parent graph's when the agent runs as a subgraph.
+``before_agent`` checks that one is in the run's config, so a missing one fails the first
+invocation before anything happens, not the resume.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
 from typing import Annotated, Any, cast
@@ -42,22 +58,34 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import interrupt
 from langgraph.typing import ContextT
 from pydantic import PlainValidator, ValidationError, WithJsonSchema
 
+from graphagent._bridge import Mode
 from graphagent._history import pending_tool_calls
 from graphagent.errors import MiddlewareError
+from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._hitl_checks import (
     OWNER,
     EditRules,
     as_json_schema,
+    checked_mode,
     checked_response,
+    checked_text,
     require_checkpointer,
     resolved_interrupt_on,
     response_json_schema,
     unwrapped,
+)
+from graphagent.middleware._hitl_per_call import (
+    DEFAULT_EDIT_NOTICE,
+    DecidedCalls,
+    DecisionShapes,
+    checked_decision,
+    edited_request,
+    with_notice,
 )
 from graphagent.middleware._hitl_types import (
     Action,
@@ -69,14 +97,16 @@ from graphagent.middleware._hitl_types import (
     HITLRequest,
     HITLResponse,
     HumanInTheLoopState,
+    InterruptMode,
     InterruptOnConfig,
     InvalidDecisionError,
     RejectDecision,
     RespondDecision,
     Review,
     ReviewConfig,
+    ToolApprovalRequest,
 )
-from graphagent.middleware.base import AgentFacts, AgentMiddleware
+from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.state import ResponseT
 
 __all__ = [
@@ -90,23 +120,26 @@ __all__ = [
     "HITLResponse",
     "HumanInTheLoopMiddleware",
     "HumanInTheLoopState",
+    "InterruptMode",
     "InterruptOnConfig",
     "InvalidDecisionError",
     "RejectDecision",
     "RespondDecision",
     "ReviewConfig",
+    "ToolApprovalRequest",
 ]
 
 
-class HumanInTheLoopMiddleware(
-    AgentMiddleware[HumanInTheLoopState[ResponseT], ContextT, ResponseT]
-):
+class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], ContextT, ResponseT]):
     """Pause the agent before calls of the tools in ``interrupt_on`` run, so a person can
     approve, edit, reject or answer them.
 
-    The agent needs a checkpointer (its own or a parent graph's). The interrupt's value is a
-    ``HITLRequest``; the run resumes with ``Command(resume={"decisions": [...]})``, an
-    ``HITLResponse``.
+    The agent needs a checkpointer (its own or a parent graph's). With
+    ``interrupt_mode="batched"`` the agent pauses once per model turn: the interrupt's value is
+    a ``HITLRequest`` and the run resumes with ``Command(resume={"decisions": [...]})``, an
+    ``HITLResponse``. With ``"per_call"`` it pauses once per reviewed call, as the call starts:
+    each interrupt's value is a ``ToolApprovalRequest``, answered with one ``Decision`` keyed by
+    the interrupt's id, ``Command(resume={interrupt.id: decision})``.
 
     Args:
         interrupt_on: Maps a tool name to ``True`` (review, every decision allowed), ``False``
@@ -114,10 +147,19 @@ class HumanInTheLoopMiddleware(
             the agent is built.
         description_prefix: The start of the default text shown to the reviewer for a call,
             followed by the tool's name and arguments.
+        edit_notice: With ``"per_call"``, the text that opens the result of a call a reviewer
+            edited, followed by the call that ran (the model's message keeps the call it
+            made); ``None`` adds nothing. Batched edits replace the call in the model's message
+            instead, so they need no notice.
+        interrupt_mode: ``"batched"`` (one interrupt per model turn) or ``"per_call"`` (one
+            interrupt per reviewed call, each with the ``response_schema`` of its tool). With
+            ``"per_call"``, list this middleware before retry or error-handling middleware that
+            should run only once the call is decided; layers listed before it run again on
+            resume, up to the review.
 
     Raises:
-        MiddlewareError: A malformed ``interrupt_on`` entry; when the agent is built, an
-            unknown tool or ``checkpointer=False``.
+        MiddlewareError: A malformed ``interrupt_on`` entry or an unknown ``interrupt_mode``;
+            when the agent is built, an unknown tool or ``checkpointer=False``.
     """
 
     state_schema = HumanInTheLoopState
@@ -127,15 +169,17 @@ class HumanInTheLoopMiddleware(
         interrupt_on: Mapping[str, bool | InterruptOnConfig],
         *,
         description_prefix: str = "Tool execution requires approval",
+        edit_notice: str | None = DEFAULT_EDIT_NOTICE,
+        interrupt_mode: InterruptMode = "batched",
     ) -> None:
-        if not isinstance(description_prefix, str):
-            raise MiddlewareError(
-                f"{OWNER}: description_prefix must be a str, got {description_prefix!r}."
-            )
+        self.interrupt_mode: InterruptMode = checked_mode(interrupt_mode)
+        self.description_prefix: str = checked_text("description_prefix", description_prefix)
+        self.edit_notice: str | None = checked_text("edit_notice", edit_notice, optional=True)
         self.interrupt_on: dict[str, InterruptOnConfig] = resolved_interrupt_on(interrupt_on)
-        self.description_prefix = description_prefix
         self._named = tuple(interrupt_on)
         self._tools: Mapping[str, BaseTool] = MappingProxyType({})
+        self._shapes = DecisionShapes()
+        self._decided = DecidedCalls()
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Every tool named in ``interrupt_on`` must be one the agent runs, and the agent must be
@@ -169,7 +213,10 @@ class HumanInTheLoopMiddleware(
     def after_model(
         self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
-        """Put this turn's gated calls to the reviewer in one interrupt, then apply the answer."""
+        """Put this turn's gated calls to the reviewer in one interrupt, then apply the answer
+        (batched mode; with ``"per_call"`` each call is reviewed as it starts)."""
+        if self.interrupt_mode == "per_call":
+            return None
         pending = pending_tool_calls(state["messages"])
         reviews = [
             self._review(c, state, runtime) for c in pending if self._gated(c, state, runtime)
@@ -204,16 +251,19 @@ class HumanInTheLoopMiddleware(
         tool = self._tools.get(call["name"])
         return ToolCallRequest(tool_call=call, tool=tool, state=state, runtime=tool_runtime)
 
+    def _describe(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> str:
+        """The text shown to the reviewer for ``call``."""
+        described = self.interrupt_on[call["name"]].get("description")
+        if callable(described):
+            return described(call, state, runtime)
+        if described is not None:
+            return described
+        args = json.dumps(call["args"], ensure_ascii=False, default=str)
+        return f"{self.description_prefix}\n\nTool: {call['name']}\nArguments: {args}"
+
     def _review(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> Review:
         name, config = call["name"], self.interrupt_on[call["name"]]
-        described = config.get("description")
-        if callable(described):
-            description = described(call, state, runtime)
-        elif described is None:
-            args = json.dumps(call["args"], ensure_ascii=False, default=str)
-            description = f"{self.description_prefix}\n\nTool: {name}\nArguments: {args}"
-        else:
-            description = described
+        description = self._describe(call, state, runtime)
         action = ActionRequest(name=name, args=call["args"], description=description)
         review = ReviewConfig(action_name=name, allowed_decisions=config["allowed_decisions"])
         schemas = self._edit_rules().schemas(name) if "edit" in config["allowed_decisions"] else []
@@ -242,6 +292,65 @@ class HumanInTheLoopMiddleware(
         except ValidationError as exc:
             raise unwrapped(exc) from None
         return response["decisions"]
+
+    # -- interrupt_mode="per_call" ---------------------------------------------------------------
+
+    async def _wrap_tool_call(
+        self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
+    ) -> ToolResult:
+        """With ``"per_call"``, put a reviewed call to the reviewer as it starts and carry out
+        the decision; other calls, and every call in batched mode, run as they are."""
+        decision = self._decision(request) if self.interrupt_mode == "per_call" else None
+        result: ToolResult
+        if decision is None or decision["type"] == "approve":
+            result = await mode.call(handler, request)
+            return result
+        if decision["type"] == "edit":
+            edited = decision["edited_action"]
+            result = await mode.call(handler, edited_request(request, edited))
+            return with_notice(result, request.tool_call["id"], edited, self.edit_notice)
+        return _answer(request.tool_call, decision)
+
+    def _decision(self, request: ToolCallRequest) -> Decision | None:
+        """The reviewer's decision about this call; ``None`` for a call that is not reviewed."""
+        call = request.tool_call
+        config = self.interrupt_on.get(call["name"])
+        when = config.get("when") if config is not None else None
+        if config is None or (when is not None and not when(request)):
+            return None
+        if call["id"] is None:
+            raise MiddlewareError(
+                f"Tool call `{call['name']}` has no ID, so its result can't be matched to it. "
+                f"{OWNER} (interrupt_mode='per_call') cannot put it to a reviewer; use a chat "
+                "model that gives every tool call an id."
+            )
+        decided = self._decided.get(request)
+        if decided is None:
+            decided = self._ask_about(request, config["allowed_decisions"])
+            self._decided.put(request, decided)
+        return decided
+
+    def _ask_about(self, request: ToolCallRequest, allowed: list[DecisionType]) -> Decision:
+        call, state = request.tool_call, request.state
+        value = ToolApprovalRequest(
+            type="tool_approval",
+            tool_call_id=call["id"] or "",
+            name=call["name"],
+            args=call["args"],
+            # As in batched mode, a description function gets the graph's runtime.
+            description=self._describe(call, state, get_runtime()),
+        )
+        tool = request.tool or self._tools.get(call["name"])
+        # langgraph validates the answer against `response_schema` before saving it; the check
+        # raises a control-flow error, which no layer around this one takes for a tool failure.
+        check = partial(checked_decision, call, allowed, self._edit_rules())
+        shape = self._shapes.get(allowed, call["name"], tool)
+        checked = Annotated[Any, PlainValidator(check, json_schema_input_type=shape)]
+        try:
+            decision: Decision = interrupt(value, response_schema=cast("type[Decision]", checked))
+        except ValidationError as exc:
+            raise unwrapped(exc) from None
+        return decision
 
 
 def _last_ai_message(messages: Sequence[Any]) -> AIMessage:

@@ -1,0 +1,235 @@
+"""``HumanInTheLoopMiddleware(interrupt_mode="per_call")``'s parts: the interrupt's value and
+``response_schema``, the check of an answer, an edit applied and announced to the model, and the
+decisions already taken in the tool-node task running now.
+
+A per-call review is asked inside the ``wrap_tool_call`` onion, as the call starts. Each tool
+call is a LangGraph task of its own (one ``Send`` per call), so parallel calls pause with one
+interrupt each, and a resume runs again only the tasks that paused: calls that were not reviewed,
+or whose answers were saved, do not run twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, Union, cast
+
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from pydantic import BaseModel, Discriminator, WithJsonSchema, create_model
+
+from graphagent.middleware._hitl_checks import OWNER, EditRules, decision_problem
+from graphagent.middleware._hitl_types import (
+    Action,
+    ApproveDecision,
+    Decision,
+    DecisionType,
+    RejectDecision,
+    RespondDecision,
+    invalid_call_decision,
+)
+from graphagent.middleware.base import ToolResult
+
+DEFAULT_EDIT_NOTICE = (
+    "A human reviewer changed this tool call before it ran, on purpose: your message shows the "
+    "call as you made it, not as it ran. Do not make your original call again."
+)
+"""What the model reads before the result of a call a reviewer edited (``edit_notice``)."""
+
+_STILL_OPEN = (
+    "Nothing ran for this call and its review is still open: resume again with a corrected "
+    "decision, Command(resume={interrupt.id: decision})."
+)
+
+
+# -- what the reviewer is sent -------------------------------------------------------------------
+
+
+class DecisionShapes:
+    """The type a per-call interrupt publishes as its ``response_schema``, built once per tool.
+
+    It describes the decisions allowed for the tool, matched on ``type``; an edit's ``name`` is
+    the tool's own (an edit cannot switch tools) and its ``args`` follow the tool's argument
+    schema (any object for a tool without a pydantic one). Only its JSON schema is used: the
+    answer is checked by ``checked_decision``.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[Any, ...], tuple[BaseTool | None, Any]] = {}
+
+    def get(self, allowed: Sequence[DecisionType], name: str, tool: BaseTool | None) -> Any:
+        key = (tuple(allowed), name, id(tool))
+        if key not in self._built:  # the tool is kept with it, so its id is not reused
+            self._built[key] = (tool, _decision_type(allowed, name, tool))
+        return self._built[key][1]
+
+
+def _decision_type(allowed: Sequence[DecisionType], name: str, tool: BaseTool | None) -> Any:
+    shapes: dict[DecisionType, Any] = {
+        "approve": ApproveDecision,
+        "edit": _edit_type(name, tool),
+        "reject": RejectDecision,
+        "respond": RespondDecision,
+    }
+    members = tuple(shapes[kind] for kind in dict.fromkeys(allowed))
+    if len(members) == 1:
+        return members[0]
+    return Annotated[Union[members], Discriminator("type")]  # noqa: UP007 - a runtime tuple
+
+
+def _edit_type(name: str, tool: BaseTool | None) -> type[BaseModel]:
+    schema = tool.tool_call_schema if tool is not None else None
+    args: Any = schema
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        shown = schema if isinstance(schema, dict) else {"type": "object"}
+        args = Annotated[dict[str, Any], WithJsonSchema(shown)]
+    pinned: Any = Literal[name]  # built at runtime: type checkers cannot follow it
+    edit_type: Any = Literal["edit"]
+    action = create_model("EditedAction", name=(pinned, ...), args=(args, ...))
+    edit: type[BaseModel] = create_model(
+        "EditDecision", type=(edit_type, ...), edited_action=(action, ...)
+    )
+    return edit
+
+
+# -- what the reviewer answers ---------------------------------------------------------------------
+
+
+def checked_decision(
+    call: ToolCall, allowed: Sequence[DecisionType], edits: EditRules, value: Any
+) -> Decision:
+    """``value`` as the decision about ``call``, or :class:`InvalidDecisionError` saying why not
+    (raised as control flow, see ``invalid_call_decision``)."""
+    name = call["name"]
+    problem = _problem(call, allowed, edits, value)
+    if problem is None:
+        return cast("Decision", value)
+    raise invalid_call_decision(
+        f"{OWNER}: the answer for the call {call['id']!r} to '{name}' {problem}. {_STILL_OPEN}",
+        tool_name=name,
+        allowed=allowed,
+    )
+
+
+def _problem(
+    call: ToolCall, allowed: Sequence[DecisionType], edits: EditRules, value: Any
+) -> str | None:
+    if isinstance(value, Mapping) and "decisions" in value and "type" not in value:
+        return (
+            f"is a batched answer, {{'decisions': [...]}}; with interrupt_mode='per_call' each "
+            f"tool call has its own interrupt, answered with a single decision such as "
+            f"{{'type': '{allowed[0]}'}}"
+        )
+    problem = decision_problem(allowed, value, edits)
+    if problem is not None:
+        return problem
+    edited = value.get("edited_action") if value.get("type") == "edit" else None
+    if edited is not None and edited["name"] != call["name"]:
+        return (
+            f"edits the call to '{edited['name']}'; with interrupt_mode='per_call' an edit keeps "
+            f"the tool ('{call['name']}') and changes its arguments"
+        )
+    return None
+
+
+# -- what runs -------------------------------------------------------------------------------------
+
+
+def edited_request(request: ToolCallRequest, edited: Action) -> ToolCallRequest:
+    """``request`` with the reviewer's arguments (the tool stays the same)."""
+    return request.override(tool_call={**request.tool_call, "args": dict(edited["args"])})
+
+
+def with_notice(
+    result: ToolResult, call_id: str | None, edited: Action, notice: str | None
+) -> ToolResult:
+    """``result`` of an edited call, its ``ToolMessage`` opening with ``notice`` and the call
+    that ran: the model's message still shows the call it made."""
+    if not notice:
+        return result
+    text = (
+        f"{notice} It ran as {edited['name']} with arguments "
+        f"{json.dumps(edited['args'], ensure_ascii=False, default=str)}."
+    )
+    if isinstance(result, ToolMessage):
+        return _noticed(result, text)
+    update = result.update
+    messages = update.get("messages") if isinstance(update, dict) else None
+    if not isinstance(messages, list):
+        return result
+    noticed = [
+        _noticed(m, text) if isinstance(m, ToolMessage) and m.tool_call_id == call_id else m
+        for m in messages
+    ]
+    return dataclasses.replace(
+        result, update={**cast("dict[str, Any]", update), "messages": noticed}
+    )
+
+
+def _noticed(message: ToolMessage, text: str) -> ToolMessage:
+    content = message.content
+    if not content:
+        return message.model_copy(update={"content": text})
+    lead = f"{text}\n\nTool result:"
+    if isinstance(content, str):
+        return message.model_copy(update={"content": f"{lead}\n{content}"})
+    # Keep the blocks' shape: some providers refuse a list mixing strings and blocks.
+    block: Any = (
+        lead if all(isinstance(b, str) for b in content) else {"type": "text", "text": lead}
+    )
+    return message.model_copy(update={"content": [block, *content]})
+
+
+# -- decisions already taken -----------------------------------------------------------------------
+
+
+class DecidedCalls:
+    """The decisions taken in each tool-node task running now, so that a layer around the review
+    that calls its handler again (a retry) does not put the same call to the reviewer twice.
+
+    A task is known by its ``ToolRuntime``, which every handler call of the task shares; a
+    decision is reused only for the very call (name and arguments) it was taken about. Entries
+    go when the task's runtime does.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tasks: dict[int, tuple[weakref.ref[Any], dict[str, tuple[ToolCall, Decision]]]] = {}
+
+    def get(self, request: ToolCallRequest) -> Decision | None:
+        decided = self._decided(request.runtime)
+        call = request.tool_call
+        found = decided.get(call["id"] or "") if decided is not None else None
+        if found is None or not _same_call(found[0], call):
+            return None
+        return found[1]
+
+    def put(self, request: ToolCallRequest, decision: Decision) -> None:
+        runtime: Any = request.runtime  # None only when a hook is called by hand
+        if runtime is None:
+            return
+        with self._lock:
+            decided = self._decided(runtime)
+            if decided is None:
+                decided = {}
+                key = id(runtime)
+
+                def forget(_: Any) -> None:
+                    self._tasks.pop(key, None)
+
+                self._tasks[key] = (weakref.ref(runtime, forget), decided)
+            decided[request.tool_call["id"] or ""] = (request.tool_call, decision)
+
+    def _decided(self, runtime: Any) -> dict[str, tuple[ToolCall, Decision]] | None:
+        entry = self._tasks.get(id(runtime)) if runtime is not None else None
+        if entry is None or entry[0]() is not runtime:
+            return None
+        return entry[1]
+
+
+def _same_call(reviewed: ToolCall, call: ToolCall) -> bool:
+    return reviewed["name"] == call["name"] and reviewed["args"] == call["args"]

@@ -1,0 +1,453 @@
+"""HumanInTheLoopMiddleware(interrupt_mode="per_call"): the review inside the wrap_tool_call onion.
+Every layer entered is left, on the interrupt path too; layers around the review never take a
+pause or a bad answer for a tool failure; a retry around it does not ask twice; a resume runs
+each call once; edits are checked against the agent's tools and announced to the model."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from graphagent import create_agent
+from graphagent.errors import MiddlewareError, ResumeError
+from graphagent.middleware import (
+    AgentMiddleware,
+    ToolErrorMiddleware,
+    ToolRetryMiddleware,
+    wrap_tool_call,
+)
+from graphagent.middleware.human_in_the_loop import HumanInTheLoopMiddleware, InvalidDecisionError
+from graphagent.testing import ScriptedChatModel, calls, tool_call
+from tests.conftest import run_agent
+
+RAN: list[str] = []
+THREAD = {"configurable": {"thread_id": "per-call"}}
+
+
+@pytest.fixture(autouse=True)
+def fresh_log() -> Iterator[None]:
+    RAN.clear()
+    yield
+    RAN.clear()
+
+
+@tool
+def send_email(to: str, body: str) -> str:
+    """Send an email."""
+    RAN.append(f"send_email({to}, {body})")
+    return f"sent to {to}"
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    RAN.append(f"delete_file({path})")
+    return f"deleted {path}"
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    RAN.append(f"read_file({path})")
+    return f"contents of {path}"
+
+
+EMAIL = tool_call("send_email", {"to": "ann", "body": "hi"}, id="c-email")
+DELETE = tool_call("delete_file", {"path": "/report"}, id="c-delete")
+READ = tool_call("read_file", {"path": "/notes"}, id="c-read")
+GATED = {"send_email": True, "delete_file": True}
+
+
+def per_call_agent(
+    *replies: Any,
+    before: tuple[AgentMiddleware[Any, Any, Any], ...] = (),
+    after: tuple[AgentMiddleware[Any, Any, Any], ...] = (),
+    interrupt_on: dict[str, Any] | None = None,
+    tools: tuple[Any, ...] = (send_email, delete_file, read_file),
+    **options: Any,
+) -> Any:
+    hitl = HumanInTheLoopMiddleware(
+        interrupt_on or {"send_email": True}, interrupt_mode="per_call", **options
+    )
+    return create_agent(
+        ScriptedChatModel(list(replies) or [calls(EMAIL), "done"]),
+        list(tools),
+        middleware=[*before, hitl, *after],
+        checkpointer=InMemorySaver(),
+    )
+
+
+def run(agent: Any, how: str, inputs: Any) -> tuple[dict[str, Any], list[Any]]:
+    """The run's final state and every interrupt it paused on: a stream yields one chunk per
+    paused call, ``invoke`` returns them together."""
+    if how in ("invoke", "ainvoke"):
+        result = run_agent(agent, how, inputs, config=THREAD)
+        return result, list(result.get("__interrupt__", ()))
+
+    async def collect() -> list[Any]:
+        stream = agent.astream(inputs, THREAD, stream_mode="values")
+        return [chunk async for chunk in stream]
+
+    chunks = (
+        list(agent.stream(inputs, THREAD, stream_mode="values"))
+        if how == "stream"
+        else asyncio.run(collect())
+    )
+    paused = [i for chunk in chunks for i in chunk.get("__interrupt__", ())]
+    return chunks[-1], paused
+
+
+def start(agent: Any, how: str) -> dict[str, Any]:
+    """Run until the agent pauses: its interrupts by tool call id."""
+    return {i.value["tool_call_id"]: i for i in run(agent, how, {"messages": ["go"]})[1]}
+
+
+def answer(agent: Any, how: str, answers: dict[str, Any]) -> dict[str, Any]:
+    return run_agent(agent, how, Command(resume=answers), config=THREAD)
+
+
+def approve() -> dict[str, Any]:
+    return {"type": "approve"}
+
+
+def results(final: dict[str, Any]) -> dict[str, str]:
+    return {m.tool_call_id: m.text for m in final["messages"] if isinstance(m, ToolMessage)}
+
+
+def recorder(events: list[str], label: str) -> Any:
+    """A wrap_tool_call layer that records entering and leaving, and how it was left."""
+
+    @wrap_tool_call(name=label)
+    def record(request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+        call_id = request.tool_call["id"]
+        events.append(f"{label}> {call_id}")
+        try:
+            result = handler(request)
+        except BaseException as error:
+            events.append(f"<{label} {call_id} {type(error).__name__}")
+            raise
+        events.append(f"<{label} {call_id}")
+        return result
+
+    return record
+
+
+# -- the onion -----------------------------------------------------------------------------------
+
+
+def test_every_layer_entered_is_left_on_the_interrupt_path_too(how: str) -> None:
+    events: list[str] = []
+    agent = per_call_agent(
+        calls(EMAIL, READ),
+        "done",
+        before=(recorder(events, "outer"),),
+        after=(recorder(events, "inner"),),
+    )
+
+    paused = start(agent, how)
+
+    # The outer layer is entered, then left by the interrupt (control flow, not an error); the
+    # inner layer and the tool are not reached until the call is decided.
+    assert sorted(events) == sorted(
+        [
+            "outer> c-email",
+            "<outer c-email GraphInterrupt",
+            "outer> c-read",
+            "inner> c-read",
+            "<inner c-read",
+            "<outer c-read",
+        ]
+    )
+    assert RAN == ["read_file(/notes)"]
+    events.clear()
+
+    answer(agent, how, {paused["c-email"].id: approve()})
+
+    # On resume only the paused call runs again: the outer layer up to the review, then the rest.
+    assert events == ["outer> c-email", "inner> c-email", "<inner c-email", "<outer c-email"]
+    assert RAN == ["read_file(/notes)", "send_email(ann, hi)"]
+
+
+def test_an_outer_retry_takes_the_pause_for_no_failure_and_does_not_ask_again(
+    how_call: str,
+) -> None:
+    attempts: list[str] = []
+
+    @tool("send_email")
+    def flaky(to: str, body: str) -> str:
+        """Send an email."""
+        attempts.append(to)
+        if len(attempts) == 1:
+            raise ConnectionError("mail server unavailable")
+        return f"sent to {to}"
+
+    retry = ToolRetryMiddleware(max_retries=2, initial_delay=0)
+    agent = per_call_agent(before=(retry,), tools=(flaky,))
+
+    paused = start(agent, how_call)
+    assert attempts == []  # the pause was not retried into the tool
+    final = answer(agent, how_call, {paused["c-email"].id: approve()})
+
+    # The retry re-sends the approved call without a second review.
+    assert "__interrupt__" not in final
+    assert attempts == ["ann", "ann"]
+    assert results(final)["c-email"] == "sent to ann"
+
+
+def test_an_outer_layer_that_changes_the_call_gets_it_reviewed_again(how_call: str) -> None:
+    @wrap_tool_call
+    def send_twice(request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+        handler(request)
+        changed = {**request.tool_call, "args": {**request.tool_call["args"], "to": "eve"}}
+        return handler(request.override(tool_call=changed))
+
+    agent = per_call_agent(before=(send_twice,))
+    first = start(agent, how_call)["c-email"]
+
+    [second] = answer(agent, how_call, {first.id: approve()})["__interrupt__"]
+
+    # A decision covers only the call it was taken about.
+    assert second.id != first.id
+    assert second.value["args"] == {"to": "eve", "body": "hi"}
+
+
+@pytest.mark.parametrize("outer", ["retry", "tool_error", "recorder"])
+def test_a_bad_answer_passes_every_outer_layer_and_the_review_stays_open(
+    outer: str, how_call: str
+) -> None:
+    events: list[str] = []
+    layer = {
+        "retry": ToolRetryMiddleware(max_retries=3, initial_delay=0),
+        "tool_error": ToolErrorMiddleware(on_error=lambda *_: "the tool failed"),
+        "recorder": recorder(events, "outer"),
+    }[outer]
+    agent = per_call_agent(before=(layer,))
+    paused = start(agent, how_call)["c-email"]
+
+    bad = {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": "bob"}}}
+    with pytest.raises(InvalidDecisionError, match="body: Field required") as caught:
+        answer(agent, how_call, {paused.id: bad})
+
+    assert isinstance(caught.value, ResumeError)
+    assert type(caught.value).__name__ == "InvalidDecisionError"
+    assert (caught.value.tool_name, caught.value.allowed) == (
+        "send_email",
+        ("approve", "edit", "reject", "respond"),
+    )
+    assert RAN == []
+    assert [i.id for i in agent.get_state(THREAD).interrupts] == [paused.id]
+    fixed = {
+        "type": "edit",
+        "edited_action": {"name": "send_email", "args": {"to": "bob", "body": "x"}},
+    }
+    final = answer(agent, how_call, {paused.id: fixed})
+    assert RAN == ["send_email(bob, x)"]
+    assert results(final)["c-email"].endswith("sent to bob")
+
+
+def test_the_error_pickles_as_invalid_decision_error(how_call: str) -> None:
+    agent = per_call_agent()
+    paused = start(agent, how_call)["c-email"]
+    with pytest.raises(InvalidDecisionError) as caught:
+        answer(agent, how_call, {paused.id: {"type": "nope"}})
+
+    copy = pickle.loads(pickle.dumps(caught.value))
+
+    assert type(copy) is InvalidDecisionError
+    assert (str(copy), copy.tool_name) == (str(caught.value), "send_email")
+
+
+def test_spans_around_a_paused_call_end_as_interrupted_not_failed(how_call: str) -> None:
+    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    export = pytest.importorskip("opentelemetry.sdk.trace.export")
+    memory = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
+    from graphagent.middleware.otel import OtelTracingMiddleware
+
+    exporter = memory.InMemorySpanExporter()
+    provider = sdk.TracerProvider()
+    provider.add_span_processor(export.SimpleSpanProcessor(exporter))
+    agent = per_call_agent(before=(OtelTracingMiddleware(tracer_provider=provider),))
+
+    paused = start(agent, how_call)["c-email"]
+    answer(agent, how_call, {paused.id: approve()})
+
+    tools = [s for s in exporter.get_finished_spans() if s.name == "execute_tool send_email"]
+    assert [dict(s.attributes or {}).get("graphagent.interrupted") for s in tools] == [True, None]
+    assert [s.status.is_ok for s in tools] == [True, True]
+    provider.shutdown()
+
+
+# -- a resume runs each call once ---------------------------------------------------------------
+
+
+def test_parallel_calls_pause_together_and_each_runs_once(how: str) -> None:
+    agent = per_call_agent(calls(EMAIL, READ, DELETE), "done", interrupt_on=GATED)
+
+    paused = start(agent, how)
+    assert set(paused) == {"c-email", "c-delete"}
+    assert RAN == ["read_file(/notes)"]
+
+    # Answer one: the other stays pending, with the same id; nothing else runs again.
+    _, [pending] = run(agent, how, Command(resume={paused["c-delete"].id: approve()}))
+    assert pending.id == paused["c-email"].id
+    final, _ = run(agent, how, Command(resume={paused["c-email"].id: {"type": "reject"}}))
+
+    assert RAN == ["read_file(/notes)", "delete_file(/report)"]
+    assert set(results(final)) == {"c-email", "c-read", "c-delete"}
+    assert final["messages"][-1].text == "done"
+
+
+def test_answers_sent_together_take_effect_though_one_is_bad(how_call: str) -> None:
+    agent = per_call_agent(calls(EMAIL, DELETE), "done", interrupt_on=GATED)
+    paused = start(agent, how_call)
+
+    together = {paused["c-email"].id: approve(), paused["c-delete"].id: {"type": "maybe"}}
+    with pytest.raises(InvalidDecisionError, match="'c-delete' to 'delete_file'"):
+        answer(agent, how_call, together)
+    assert RAN == ["send_email(ann, hi)"]
+
+    final = answer(agent, how_call, {paused["c-delete"].id: approve()})
+    assert RAN == ["send_email(ann, hi)", "delete_file(/report)"]  # the email was not sent twice
+    assert "__interrupt__" not in final
+
+
+def test_one_value_for_several_pauses_is_refused_by_langgraph(how_call: str) -> None:
+    agent = per_call_agent(calls(EMAIL, DELETE), "done", interrupt_on=GATED)
+    start(agent, how_call)
+
+    with pytest.raises(RuntimeError, match="specify the interrupt id"):
+        run_agent(agent, how_call, Command(resume=approve()), config=THREAD)
+    assert RAN == []
+
+
+def test_the_only_pause_also_takes_a_plain_value(how_call: str) -> None:
+    agent = per_call_agent()
+    start(agent, how_call)
+
+    final = run_agent(agent, how_call, Command(resume=approve()), config=THREAD)
+
+    assert RAN == ["send_email(ann, hi)"]
+    assert "__interrupt__" not in final
+
+
+# -- edits ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"to": "bob", "body": "x", "subject": "hi"}, "subject: not an argument of this tool"),
+        ({"to": "bob"}, "body: Field required"),
+    ],
+)
+def test_edits_are_checked_against_the_tool(args: Any, problem: str, how_call: str) -> None:
+    agent = per_call_agent()
+    paused = start(agent, how_call)["c-email"]
+    edit = {"type": "edit", "edited_action": {"name": "send_email", "args": args}}
+
+    with pytest.raises(InvalidDecisionError, match=problem):
+        answer(agent, how_call, {paused.id: edit})
+    assert RAN == []
+
+
+def test_an_args_schema_adds_checks_to_edits(how_call: str) -> None:
+    schema = {"type": "object", "properties": {"to": {"type": "string", "pattern": "@"}}}
+    agent = per_call_agent(
+        interrupt_on={"send_email": {"allowed_decisions": ["edit"], "args_schema": schema}}
+    )
+    paused = start(agent, how_call)["c-email"]
+    edit = {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": 7, "body": "x"}}}
+
+    with pytest.raises(InvalidDecisionError, match="to: expected string, got int"):
+        answer(agent, how_call, {paused.id: edit})
+
+
+@tool
+def send_blocks(to: str) -> list[dict[str, str]]:
+    """Send an email, answering with content blocks."""
+    RAN.append(f"send_blocks({to})")
+    return [{"type": "text", "text": f"sent to {to}"}]
+
+
+@tool
+def send_command(to: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+    """Send an email, answering with a Command."""
+    RAN.append(f"send_command({to})")
+    message = ToolMessage(f"sent to {to}", tool_call_id=tool_call_id, name="send_command")
+    return Command(update={"messages": [message]})
+
+
+@pytest.mark.parametrize("sender", [send_blocks, send_command], ids=["blocks", "command"])
+def test_an_edits_notice_opens_every_kind_of_result(sender: Any, how_call: str) -> None:
+    call = tool_call(sender.name, {"to": "ann"}, id="c-send")
+    agent = per_call_agent(
+        calls(call),
+        "done",
+        interrupt_on={sender.name: True},
+        tools=(sender,),
+        edit_notice="Edited.",
+    )
+    paused = start(agent, how_call)["c-send"]
+    edit = {"type": "edit", "edited_action": {"name": sender.name, "args": {"to": "bob"}}}
+
+    final = answer(agent, how_call, {paused.id: edit})
+
+    [message] = [m for m in final["messages"] if isinstance(m, ToolMessage)]
+    assert message.text.startswith(
+        f'Edited. It ran as {sender.name} with arguments {{"to": "bob"}}.'
+    )
+    assert message.text.endswith("sent to bob")
+    assert [f"{sender.name}(bob)"] == RAN
+
+
+def test_a_call_not_reviewed_or_approved_is_not_annotated(how_call: str) -> None:
+    agent = per_call_agent(calls(EMAIL, READ), "done")
+    paused = start(agent, how_call)["c-email"]
+
+    final = answer(agent, how_call, {paused.id: approve()})
+
+    assert results(final) == {"c-email": "sent to ann", "c-read": "contents of /notes"}
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"interrupt_mode": "sometimes"}, "`interrupt_mode` must be 'batched' or 'per_call'"),
+        ({"interrupt_mode": None}, "got None"),
+        ({"edit_notice": 3}, "edit_notice must be a str or None, got 3"),
+        ({"description_prefix": None}, "description_prefix must be a str, got None"),
+    ],
+)
+def test_bad_settings_fail_when_the_middleware_is_built(
+    options: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(MiddlewareError, match=problem):
+        HumanInTheLoopMiddleware({"send_email": True}, **options)
+
+
+def test_per_call_mode_checks_the_agent_like_batched_mode() -> None:
+    hitl = HumanInTheLoopMiddleware({"send_mail": True}, interrupt_mode="per_call")
+    with pytest.raises(MiddlewareError, match=r"interrupt_on names \['send_mail'\]"):
+        create_agent(ScriptedChatModel(["hi"]), [send_email], middleware=[hitl])
+
+
+def test_a_run_without_a_checkpointer_fails_before_anything_runs(how_call: str) -> None:
+    model = ScriptedChatModel([calls(EMAIL), "done"])
+    hitl = HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode="per_call")
+    agent = create_agent(model, [send_email], middleware=[hitl])
+
+    with pytest.raises(MiddlewareError, match="needs a checkpointer"):
+        run_agent(agent, how_call, {"messages": ["go"]})
+    assert model.call_count == 0

@@ -23,6 +23,7 @@ from graphagent.errors import (
     HookReturnError,
     MiddlewareError,
     ResumeError,
+    UnknownArgumentError,
 )
 from graphagent.middleware import (
     AgentMiddleware,
@@ -891,6 +892,11 @@ def test_bad_settings_fail_when_the_middleware_is_built(case: str) -> None:
 
     assert fragment in str(caught.value)
     assert str(caught.value).startswith("HumanInTheLoopMiddleware")
+
+
+def test_an_unknown_keyword_is_refused_naming_the_closest_one() -> None:
+    with pytest.raises(UnknownArgumentError, match="'edit_notes'; did you mean 'edit_notice'"):
+        HumanInTheLoopMiddleware({"send_email": True}, edit_notes=None)  # type: ignore[call-arg]
 
 
 def test_batched_is_the_default_mode_and_an_unknown_one_is_refused() -> None:

@@ -18,7 +18,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from graphagent import create_agent
-from graphagent.errors import MiddlewareError, ResumeError
+from graphagent.errors import MiddlewareError, ResumeError, UnknownArgumentError
 from graphagent.middleware import (
     AgentMiddleware,
     ToolErrorMiddleware,
@@ -419,6 +419,16 @@ def test_a_call_not_reviewed_or_approved_is_not_annotated(how_call: str) -> None
 
 
 # -- settings ------------------------------------------------------------------------------------
+
+
+def test_an_unknown_keyword_names_the_class_and_the_closest_argument() -> None:
+    with pytest.raises(UnknownArgumentError) as caught:
+        HumanInTheLoopMiddleware({"send_email": True}, interupt_mode="per_call")  # type: ignore[call-arg]
+
+    message = str(caught.value)
+    assert "HumanInTheLoopMiddleware.__init__() got an unexpected keyword argument" in message
+    assert "'interupt_mode'; did you mean 'interrupt_mode'?" in message
+    assert isinstance(caught.value, TypeError)
 
 
 @pytest.mark.parametrize(

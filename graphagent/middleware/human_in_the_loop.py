@@ -106,6 +106,7 @@ from graphagent.middleware._hitl_types import (
     ReviewConfig,
     ToolApprovalRequest,
 )
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.state import ResponseT
 
@@ -130,6 +131,7 @@ __all__ = [
 ]
 
 
+@refuse_unknown_arguments
 class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], ContextT, ResponseT]):
     """Pause the agent before calls of the tools in ``interrupt_on`` run, so a person can
     approve, edit, reject or answer them.
@@ -160,6 +162,7 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
     Raises:
         MiddlewareError: A malformed ``interrupt_on`` entry or an unknown ``interrupt_mode``;
             when the agent is built, an unknown tool or ``checkpointer=False``.
+        UnknownArgumentError: A keyword argument this class does not take.
     """
 
     state_schema = HumanInTheLoopState

@@ -183,12 +183,13 @@ class HumanInTheLoopState(AgentState[ResponseT]):
 class InvalidDecisionError(ResumeError):
     """A resume answer that does not fit the open review. Nothing ran and nothing was saved, so
     the same review can be answered again. Each argument but ``message`` is kept as an
-    attribute of the same name.
+    attribute of the same name. With ``interrupt_mode="per_call"`` it is raised inside the tool
+    call's middleware, and passes retry and error-handling layers untouched.
 
     Args:
         message: What is wrong with the answer and how to fix it.
         index: The position of the faulty decision; ``None`` when the answer as a whole is
-            wrong.
+            wrong, and for a per-call review (one decision).
         tool_name: The reviewed tool.
         allowed: The decisions allowed for it.
     """

@@ -71,10 +71,11 @@ class DecisionShapes:
 def _decision_type(allowed: Sequence[DecisionType], name: str, tool: BaseTool | None) -> Any:
     shapes: dict[DecisionType, Any] = {
         "approve": ApproveDecision,
-        "edit": _edit_type(name, tool),
         "reject": RejectDecision,
         "respond": RespondDecision,
     }
+    if "edit" in allowed:
+        shapes["edit"] = _edit_type(name, tool)
     members = tuple(shapes[kind] for kind in dict.fromkeys(allowed))
     if len(members) == 1:
         return members[0]

@@ -234,10 +234,7 @@ def _is_exception_class(value: Any) -> bool:
 def _check_on_failure(owner: str, on_failure: Any) -> OnFailure:
     if isinstance(on_failure, str) and on_failure in _RENAMED_ACTIONS:
         renamed = _RENAMED_ACTIONS[on_failure]
-        # Frames up: _check_on_failure, retry_policy, the middleware's __init__, its caller.
-        warn_deprecated(
-            owner, f"on_failure={on_failure!r}", f"on_failure={renamed!r}", stacklevel=5
-        )
+        warn_deprecated(owner, f"on_failure={on_failure!r}", f"on_failure={renamed!r}")
         return renamed  # type: ignore[return-value]
     if on_failure in _ON_FAILURE_ACTIONS or callable(on_failure):
         return on_failure  # type: ignore[no-any-return]

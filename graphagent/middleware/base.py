@@ -13,6 +13,7 @@ from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from graphagent._hookspec import jump_targets
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, JumpTo, ResponseT
 
@@ -27,6 +28,7 @@ StateT = DefaultTypeVar("StateT", default=AgentState[Any])
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class AgentFacts:
     """What a middleware may check about the agent it is built into."""

@@ -24,6 +24,7 @@ from langgraph.typing import ContextT
 from graphagent._bridge import Mode
 from graphagent.errors import GraphAgentError, MiddlewareError
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, PrivateStateAttr, ResponseT
@@ -74,6 +75,7 @@ class BudgetState(AgentState[ResponseT]):
     """The clock reading the current run's seconds count from (private, never checkpointed)."""
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class Spend:
     """Tokens, seconds and model calls spent in one scope (a run or a thread)."""
@@ -130,6 +132,7 @@ class Spend:
         )
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class BudgetLine:
     """One cap and what has been spent against it."""
@@ -153,6 +156,7 @@ class BudgetLine:
         return f"{self.scope} {self.measure}: {show(self.spent)} spent, cap {show(self.cap)}"
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class BudgetAccount:
     """What was spent in this run and this thread, against every cap."""
@@ -213,6 +217,7 @@ class BudgetCaps:
         )
 
 
+@refuse_unknown_arguments
 class BudgetMiddleware(ModelCallCore[BudgetState[ResponseT], ContextT, ResponseT]):
     """Stop an agent once it has spent a token or wall-clock budget.
 

@@ -23,6 +23,7 @@ from graphagent._bridge import Mode
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._context_size import TokenCounter, tool_caller
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
@@ -50,6 +51,7 @@ class ContextEdit(Protocol):
         ...
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class ClearToolUsesEdit:
     """Replace older tool results with ``placeholder`` once the input exceeds ``trigger`` tokens.
@@ -120,6 +122,7 @@ class ClearToolUsesEdit:
         return [answer, ai], [cleared, stripped]
 
 
+@refuse_unknown_arguments
 class ContextEditingMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Apply ``edits`` to the messages of every model call. The agent state is never changed.
 

@@ -10,6 +10,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._replay import hold_back
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
@@ -17,6 +18,7 @@ from graphagent.state import AgentState, ResponseT
 __all__ = ["FinalAnswerFilterMiddleware"]
 
 
+@refuse_unknown_arguments
 class FinalAnswerFilterMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """In ``stream_mode="messages"``, show only the text of the round that answers.
 

@@ -44,6 +44,7 @@ from langgraph.typing import ContextT
 from graphagent._bridge import Mode
 from graphagent.errors import GraphAgentError, MiddlewareError
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest
 from graphagent.state import AgentState, PrivateStateAttr, ResponseT
@@ -152,6 +153,7 @@ def _checked_exit_behavior(owner: str, value: object, allowed: tuple[str, ...]) 
     return value
 
 
+@refuse_unknown_arguments
 class ModelCallLimitMiddleware(ModelCallCore[ModelCallLimitState[ResponseT], ContextT, ResponseT]):
     """Stop the agent once it has called its model ``thread_limit`` times in the thread (across
     invocations, with a checkpointer) or ``run_limit`` times in the current invocation.

@@ -14,6 +14,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.models import HelperModel, ModelSpec
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
@@ -26,6 +27,7 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseMessage)
 
 
+@refuse_unknown_arguments
 class ModelFallbackMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Retry a failed model call with each fallback model in order, until one answers.
 

@@ -20,6 +20,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
@@ -28,6 +29,7 @@ from graphagent.structured_output import StructuredOutputError
 __all__ = ["ModelRefusalError", "ModelRefusalMiddleware"]
 
 
+@refuse_unknown_arguments
 class ModelRefusalMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Raise ``ModelRefusalError`` when the model's reply holds a standard refusal block.
 

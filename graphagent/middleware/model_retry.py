@@ -10,6 +10,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,
@@ -26,6 +27,7 @@ from graphagent.state import AgentState, ResponseT
 __all__ = ["ModelRetryMiddleware"]
 
 
+@refuse_unknown_arguments
 class ModelRetryMiddleware(RetryOptions, ModelCallCore[AgentState[Any], ContextT, ResponseT]):
     """Retry a failing model call with exponential backoff.
 

@@ -46,6 +46,7 @@ from graphagent.middleware._context_size import (
     copied,
     max_input_tokens,
 )
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, HelperModel
 from graphagent.state import AgentState, ResponseT
@@ -117,6 +118,7 @@ _SUMMARY_CONFIG: RunnableConfig = {
 }
 
 
+@refuse_unknown_arguments
 class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Summarize the older messages once the conversation reaches ``trigger``.
 

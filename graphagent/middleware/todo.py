@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 from graphagent._bridge import Mode
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, ResponseT
 
@@ -158,6 +159,7 @@ write_todos: BaseTool = make_write_todos()
 """The ``write_todos`` tool with the default description."""
 
 
+@refuse_unknown_arguments
 class TodoListMiddleware(ModelCallCore[PlanningState[ResponseT], ContextT, ResponseT]):
     """Give the agent a to-do list: the ``write_todos`` tool, the ``todos`` state field, and
     instructions appended to the system message of every model call.

@@ -34,6 +34,7 @@ from langgraph.typing import ContextT
 
 from graphagent._history import pending_tool_calls
 from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
 from graphagent.middleware.model_call_limit import (
@@ -156,6 +157,7 @@ class _Split:
     untracked: tuple[ToolCall, ...]
 
 
+@refuse_unknown_arguments
 class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], ContextT, ResponseT]):
     """Limit the tool calls that run: calls of ``tool_name`` (all tools when ``None``), at most
     ``thread_limit`` per thread and ``run_limit`` per invocation. Only the calls over the limit

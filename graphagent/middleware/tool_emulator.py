@@ -25,6 +25,7 @@ from langgraph.typing import ContextT
 from graphagent._bridge import Mode
 from graphagent._deprecated import warn_deprecated
 from graphagent.middleware._cores import ToolCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.models import HelperModel
@@ -44,6 +45,7 @@ _INSTRUCTIONS = (
 )
 
 
+@refuse_unknown_arguments
 class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Answer calls of the chosen tools with a model's made-up result instead of running them.
 

@@ -15,6 +15,7 @@ from langgraph.typing import ContextT
 from graphagent._bridge import Mode
 from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
 from graphagent.middleware._cores import ToolCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known, covers, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
@@ -34,6 +35,7 @@ AOnError: TypeAlias = Callable[[Exception, ToolCallRequest], Awaitable[ErrorCont
 """Async twin of :data:`OnError`, used by ``ainvoke``/``astream`` runs."""
 
 
+@refuse_unknown_arguments
 class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
     """Turn exceptions raised by tools into error ToolMessages the model can react to.
 

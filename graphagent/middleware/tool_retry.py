@@ -12,6 +12,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent.middleware._cores import ToolCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,
@@ -29,6 +30,7 @@ from graphagent.state import AgentState, ResponseT
 __all__ = ["ToolRetryMiddleware"]
 
 
+@refuse_unknown_arguments
 class ToolRetryMiddleware(RetryOptions, ToolCallCore[AgentState[Any], ContextT, ResponseT]):
     """Retry a failing tool call with exponential backoff.
 

@@ -24,6 +24,7 @@ from langgraph.typing import ContextT
 from graphagent._bridge import Mode
 from graphagent.errors import MiddlewareError, ToolSelectionError
 from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._selection import (
     Candidate,
     Picks,
@@ -58,6 +59,7 @@ DEFAULT_SYSTEM_PROMPT = (
 _OWNER = "LLMToolSelectorMiddleware"
 
 
+@refuse_unknown_arguments
 class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Narrow the tools of each model call to those a selection model finds relevant.
 

@@ -238,7 +238,7 @@ def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
             f"nothing; implement one of {', '.join((*NODE_HOOKS, *WRAP_HOOKS))} (or its async "
             f"twin) or {INPUT_HOOK}, or leave it out of the middleware list.",
             HooklessMiddlewareWarning,
-            stacklevel=5,  # create_agent's caller
+            stacklevel=6,  # create_agent's caller, past its argument check
         )
     return found
 

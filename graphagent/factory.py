@@ -18,11 +18,13 @@ from graphagent._log import log
 from graphagent._plan import check_breakpoints, compile_plan
 from graphagent.agent import DEFAULT_AGENT_NAME, CompiledAgent
 from graphagent.explain import explain
+from graphagent.middleware._options import refuse_unknown_keywords
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, resolve_model
 from graphagent.structured_output import as_strategy
 
 
+@refuse_unknown_keywords
 def create_agent(
     model: str | BaseChatModel | ConfigurableChatModel,
     tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | None = None,

@@ -42,7 +42,8 @@ from pydantic import Field, PrivateAttr, SkipValidation
 from typing_extensions import override
 
 from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
-from graphagent.errors import GraphAgentError
+from graphagent.errors import GraphAgentError, UnknownArgumentError
+from graphagent.middleware._options import unknown_argument_message
 
 __all__ = [
     "ModelCall",
@@ -147,6 +148,19 @@ class _ScriptState:
         self.calls: list[ModelCall] = []
 
 
+def _refuse_unknown_fields(model: type[BaseChatModel], kwargs: Mapping[str, Any]) -> None:
+    """Refuse a keyword that is no field of ``model``: pydantic would drop it silently."""
+    fields = model.model_fields
+    names = {*fields, *(f.alias for f in fields.values() if f.alias)}
+    for name in kwargs:
+        if name not in names:
+            valid = ["replies", "repeat_last", "usage", *sorted(names - _OWN_FIELDS)]
+            raise UnknownArgumentError(unknown_argument_message(model.__name__, name, valid))
+
+
+_OWN_FIELDS = frozenset({"replies", "repeat_last", "usage"})
+
+
 class ScriptedChatModel(BaseChatModel):
     """Chat model that answers from a script of replies, one reply per call.
 
@@ -197,6 +211,7 @@ class ScriptedChatModel(BaseChatModel):
                     "or a callable taking the list of messages"
                 )
                 raise TypeError(msg)
+        _refuse_unknown_fields(type(self), kwargs)
         kwargs.update(replies=script, repeat_last=repeat_last, usage=usage)
         super().__init__(**kwargs)
 

@@ -100,7 +100,6 @@ NOT_BUILT_BY_USERS = {
 # Classes defined outside graphagent/middleware/ (or owned elsewhere) that do not refuse with
 # UnknownArgumentError yet: Python's own TypeError names the class and the argument only.
 NOT_YET = {
-    "HumanInTheLoopMiddleware": "human_in_the_loop.py does not apply refuse_unknown_arguments yet",
     "ModelRequest": "graphagent/requests.py does not apply refuse_unknown_arguments yet",
     "ModelResponse": "graphagent/requests.py does not apply refuse_unknown_arguments yet",
     "ExtendedModelResponse": "graphagent/requests.py does not apply refuse_unknown_arguments yet",
@@ -253,10 +252,7 @@ DEPRECATED = {
     ("SummarizationMiddleware", "max_tokens_before_summary"): "trigger=",
     ("SummarizationMiddleware", "messages_to_keep"): "keep=",
 }
-MISSING = {
-    ("HumanInTheLoopMiddleware", "edit_notice"): "human_in_the_loop.py does not take it yet",
-    ("HumanInTheLoopMiddleware", "interrupt_mode"): "human_in_the_loop.py does not take it yet",
-}
+MISSING: dict[tuple[str, str], str] = {}
 
 
 def _exported_classes() -> dict[str, type]:

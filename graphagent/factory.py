@@ -16,6 +16,7 @@ from langgraph.types import Checkpointer
 from graphagent._graph import build_graph
 from graphagent._log import log
 from graphagent._plan import check_breakpoints, compile_plan
+from graphagent._transformers import stream_transformers
 from graphagent.agent import DEFAULT_AGENT_NAME, CompiledAgent
 from graphagent.explain import explain
 from graphagent.middleware._options import refuse_unknown_keywords
@@ -41,6 +42,7 @@ def create_agent(
     debug: bool = False,
     name: str | None = None,
     cache: BaseCache[Any] | None = None,
+    transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
     fuse_hooks: bool = False,
 ) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
@@ -96,6 +98,11 @@ def create_agent(
         cache: A LangGraph cache (``BaseCache``) for work that declares a cache policy, such as
             ``@task(cache_policy=...)`` functions called from tools or hooks. graphagent's own
             nodes declare none, so without such work nothing is cached.
+        transformers: Stream transformers for ``stream_events(version="v3")`` runs, LangGraph's
+            experimental event protocol: ``StreamTransformer`` classes, or factories called as
+            ``factory(scope)``. They come after langgraph's ``ToolCallTransformer`` (which gives
+            ``run.tool_calls``) and those the middleware declare (``transformers``), each one
+            once.
         fuse_hooks: graphagent only. Run the node hooks of each position as one node, named
             after the position (``"before_model"``, ...), instead of one node per hook: far
             fewer graph steps and checkpoints with the same state, order and jumps. Streams
@@ -129,6 +136,7 @@ def create_agent(
     )
     check_breakpoints(plan, "interrupt_before", interrupt_before)
     check_breakpoints(plan, "interrupt_after", interrupt_after)
+    registered = stream_transformers(plan.middleware, transformers)
     graph = build_graph(
         plan,
         model,
@@ -145,6 +153,7 @@ def create_agent(
         debug=debug,
         name=name or DEFAULT_AGENT_NAME,
         cache=cache,
+        transformers=registered,
     )
     if name:  # lets callers tell agents apart in a composed stream, as LangChain's agents do
         compiled = compiled.with_config(metadata={"lc_agent_name": name})

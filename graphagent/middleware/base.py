@@ -87,6 +87,11 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
     hooks and the hook spans of ``OtelTracingMiddleware(trace_hooks=True)``; the model call's own
     span still records the messages."""
 
+    transformers: Sequence[Callable[[tuple[str, ...]], Any]] = ()
+    """Stream transformers this middleware adds to the agent's ``stream_events(version="v3")``
+    runs: ``StreamTransformer`` classes, or factories called as ``factory(scope)``. Each one
+    registered by several middleware (or also passed to ``create_agent``) is registered once."""
+
     _name: str | None = None
 
     @property

@@ -491,18 +491,7 @@ def test_create_agent_refuses_a_misspelt_keyword() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    "keyword",
-    [
-        pytest.param(
-            keyword,
-            marks=[pytest.mark.xfail(reason="stream transformers are not supported", strict=True)]
-            if keyword == "transformers"
-            else [],
-        )
-        for keyword in LANGCHAIN_CREATE_AGENT
-    ],
-)
+@pytest.mark.parametrize("keyword", LANGCHAIN_CREATE_AGENT)
 def test_create_agent_takes_every_keyword_langchain_takes(keyword: str) -> None:
     parameter = inspect.signature(create_agent).parameters.get(keyword)
     assert parameter is not None, f"create_agent does not take LangChain's {keyword!r}"

@@ -1,0 +1,109 @@
+"""Stream transformers for LangGraph's experimental v3 event protocol
+(``stream_events(version="v3")``): langgraph's ``ToolCallTransformer`` by default, then those the
+middleware declare, then ``create_agent(transformers=...)``, each once; bad ones are refused
+when the agent is built."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langgraph.stream._types import StreamTransformer
+from langgraph.stream.stream_channel import StreamChannel
+
+from graphagent import create_agent
+from graphagent.errors import MiddlewareTypeError
+from graphagent.middleware import AgentMiddleware
+from graphagent.testing import ScriptedChatModel, calls
+from tests.tools import add
+
+QUESTION = {"messages": ["What is 1 + 2?"]}
+
+
+class Steps(StreamTransformer):
+    """``run.extensions["steps"]``: the nodes of each root-level update."""
+
+    required_stream_modes = ("updates",)
+
+    def __init__(self, scope: tuple[str, ...] = ()) -> None:
+        super().__init__(scope)
+        self.log: StreamChannel[str] = StreamChannel()
+
+    def init(self) -> dict[str, Any]:
+        return {"steps": self.log}
+
+    def process(self, event: Any) -> bool:
+        if event["method"] == "updates" and event["params"]["namespace"] == []:
+            self.log.push(",".join(event["params"]["data"]))
+        return True
+
+
+class Registers(AgentMiddleware):
+    transformers = (Steps,)
+
+    def before_model(self, state: Any, runtime: Any) -> None:
+        return None
+
+
+def adding_model() -> ScriptedChatModel:
+    return ScriptedChatModel([calls(("add", {"a": 1, "b": 2})), "3"])
+
+
+def test_tool_calls_are_projected_by_default() -> None:
+    run = create_agent(adding_model(), [add]).stream_events(QUESTION, version="v3")
+
+    [call] = list(run.tool_calls)
+
+    assert (call.tool_name, call.input) == ("add", {"a": 1, "b": 2})
+    assert run.output is not None
+    assert run.output["messages"][-1].text == "3"
+
+
+def test_middleware_and_create_agent_transformers_are_registered_once_each() -> None:
+    agent = create_agent(adding_model(), [add], middleware=[Registers()], transformers=[Steps])
+
+    assert list(agent.stream_transformers).count(Steps) == 1
+    run = agent.stream_events(QUESTION, version="v3")
+    assert list(run.extensions["steps"]) == [
+        "Registers.before_model",
+        "model",
+        "tools",
+        "Registers.before_model",
+        "model",
+    ]
+
+
+def test_async_runs_use_them_too() -> None:
+    agent = create_agent(adding_model(), [add], transformers=[Steps])
+
+    async def steps() -> list[str]:
+        run = await agent.astream_events(QUESTION, version="v3")
+        return [step async for step in run.extensions["steps"]]
+
+    assert asyncio.run(asyncio.wait_for(steps(), 30)) == ["model", "tools", "model"]
+
+
+@pytest.mark.parametrize(
+    ("transformers", "message"),
+    [
+        (Steps, r"create_agent\(transformers=...\) is Steps; give a list of"),
+        (
+            [Steps, 42],
+            r"create_agent\(transformers=...\)\[1\] is 42 \(int\), which is not callable",
+        ),
+    ],
+)
+def test_bad_transformers_are_refused_when_the_agent_is_built(
+    transformers: Any, message: str
+) -> None:
+    with pytest.raises(MiddlewareTypeError, match=message):
+        create_agent(adding_model(), [add], transformers=transformers)
+
+
+def test_a_middlewares_bad_transformers_name_the_middleware() -> None:
+    class Wrong(Registers):
+        transformers = Steps  # type: ignore[assignment]
+
+    with pytest.raises(TypeError, match=r"^'Wrong'.transformers is Steps; give a list"):
+        create_agent(adding_model(), [add], middleware=[Wrong()])

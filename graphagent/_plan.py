@@ -266,7 +266,10 @@ def _does_nothing(middleware: AgentMiddleware[Any, Any, Any]) -> bool:
 
 
 def discover(middleware: AgentMiddleware[Any, Any, Any], position: str) -> Hook | None:
-    """The hook ``position`` of ``middleware`` if its class overrides it (or its async twin)."""
+    """The hook ``position`` of ``middleware`` if its class overrides it (or its async twin) and
+    the instance uses it."""
+    if position in middleware._unused_hooks:
+        return None
     cls = type(middleware)
     sync = _overridden(cls, position)
     asynchronous = None if position == INPUT_HOOK else _overridden(cls, "a" + position)

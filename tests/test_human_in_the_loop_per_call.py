@@ -461,3 +461,16 @@ def test_a_run_without_a_checkpointer_fails_before_anything_runs(how_call: str) 
     with pytest.raises(MiddlewareError, match="needs a checkpointer"):
         run_agent(agent, how_call, {"messages": ["go"]})
     assert model.call_count == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "node", "layer"), [("batched", True, False), ("per_call", False, True)]
+)
+def test_each_mode_adds_only_the_hook_it_reviews_in(mode: Any, node: bool, layer: bool) -> None:
+    review = HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode=mode)
+    agent = create_agent(
+        ScriptedChatModel([]), [send_email], middleware=[review], checkpointer=InMemorySaver()
+    )
+
+    assert ("HumanInTheLoopMiddleware.after_model" in agent.get_graph().nodes) is node
+    assert [h.middleware for h in agent.plan.wrap_tool_call] == ([review] if layer else [])

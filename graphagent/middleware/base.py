@@ -94,6 +94,10 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
 
     _name: str | None = None
 
+    _unused_hooks: frozenset[str] = frozenset()
+    """Hooks the class defines that this instance does not use (a built-in whose options choose
+    between hooks): the agent gets no node or layer for them."""
+
     @property
     def name(self) -> str:
         """Unique within one agent (nodes are ``"{name}.{hook}"``); defaults to the class name."""

@@ -176,6 +176,9 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         interrupt_mode: InterruptMode = "batched",
     ) -> None:
         self.interrupt_mode: InterruptMode = checked_mode(interrupt_mode)
+        # Each mode reviews in its own hook; the other one would be a node or layer doing nothing.
+        unused = "after_model" if self.interrupt_mode == "per_call" else "wrap_tool_call"
+        self._unused_hooks = frozenset({unused})
         self.description_prefix: str = checked_text("description_prefix", description_prefix)
         self.edit_notice: str | None = checked_text("edit_notice", edit_notice, optional=True)
         self.interrupt_on: dict[str, InterruptOnConfig] = resolved_interrupt_on(interrupt_on)
@@ -218,8 +221,6 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
     ) -> dict[str, Any] | None:
         """Put this turn's gated calls to the reviewer in one interrupt, then apply the answer
         (batched mode; with ``"per_call"`` each call is reviewed as it starts)."""
-        if self.interrupt_mode == "per_call":
-            return None
         pending = pending_tool_calls(state["messages"])
         reviews = [
             self._review(c, state, runtime) for c in pending if self._gated(c, state, runtime)
@@ -302,8 +303,8 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
     ) -> ToolResult:
         """With ``"per_call"``, put a reviewed call to the reviewer as it starts and carry out
-        the decision; other calls, and every call in batched mode, run as they are."""
-        decision = self._decision(request) if self.interrupt_mode == "per_call" else None
+        the decision; other calls run as they are."""
+        decision = self._decision(request)
         result: ToolResult
         if decision is None or decision["type"] == "approve":
             result = await mode.call(handler, request)

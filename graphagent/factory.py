@@ -15,11 +15,11 @@ from langgraph.types import Checkpointer
 
 from graphagent._graph import build_graph
 from graphagent._log import log
+from graphagent._options import refuse_unknown_keywords
 from graphagent._plan import check_breakpoints, compile_plan
 from graphagent._transformers import stream_transformers
 from graphagent.agent import DEFAULT_AGENT_NAME, CompiledAgent
 from graphagent.explain import explain
-from graphagent.middleware._options import refuse_unknown_keywords
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, resolve_model
 from graphagent.structured_output import as_strategy

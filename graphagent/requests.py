@@ -12,6 +12,8 @@ from langgraph.types import Command
 from langgraph.typing import ContextT
 
 from graphagent._deprecated import warn_deprecated
+from graphagent._options import refuse_unknown_arguments, unknown_argument_message
+from graphagent.errors import UnknownArgumentError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -56,16 +58,12 @@ class ModelRequest(Generic[ContextT]):
     def override(self, **changes: Any) -> ModelRequest[ContextT]:
         """A copy with the given fields replaced; ``system_prompt=`` sets the system message."""
         _system_prompt_to_message("override()", changes)
-        unknown = set(changes) - _REQUEST_FIELDS
-        if unknown:
-            raise TypeError(
-                f"ModelRequest.override() got unknown field(s) {sorted(unknown)}; "
-                f"the fields are {sorted(_REQUEST_FIELDS)} and system_prompt"
-            )
+        _refuse_unknown_fields("ModelRequest.override()", changes)
         return dataclasses.replace(self, **changes)
 
 
-_REQUEST_FIELDS = frozenset(f.name for f in dataclasses.fields(ModelRequest))
+_FIELD_ORDER = tuple(f.name for f in dataclasses.fields(ModelRequest))
+_REQUEST_FIELDS = frozenset(_FIELD_ORDER)
 
 
 def _system_prompt_to_message(where: str, changes: dict[str, Any]) -> None:
@@ -83,10 +81,18 @@ _build_request = ModelRequest.__init__
 @functools.wraps(_build_request)
 def _init_request(request: ModelRequest[Any], *args: Any, **fields: Any) -> None:
     """The dataclass ``__init__``, also taking LangChain's deprecated ``system_prompt=``."""
+    _refuse_unknown_fields("ModelRequest", fields)
     if "system_prompt" in fields:
         warn_deprecated("ModelRequest", "system_prompt=", "system_message=SystemMessage(...)")
         _system_prompt_to_message("ModelRequest()", fields)
     _build_request(request, *args, **fields)
+
+
+def _refuse_unknown_fields(where: str, fields: dict[str, Any]) -> None:
+    for name in fields:
+        if name not in _REQUEST_FIELDS and name != "system_prompt":
+            valid = [*_FIELD_ORDER, "system_prompt"]
+            raise UnknownArgumentError(unknown_argument_message(where, name, valid))
 
 
 def _refuse_assignment(request: ModelRequest[Any], name: str, value: Any) -> None:
@@ -120,6 +126,7 @@ ModelRequest.__init__ = _init_request  # type: ignore[method-assign,assignment]
 ModelRequest.__setattr__ = _refuse_assignment  # type: ignore[method-assign,assignment]
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     """The result of a model call: its messages and, with a response format, the parsed value."""
@@ -131,6 +138,7 @@ class ModelResponse:
     """The parsed structured output, when the call produced one."""
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class ExtendedModelResponse:
     """A model response plus a ``Command(update=...)`` applied to the state after the model node."""

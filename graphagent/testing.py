@@ -42,8 +42,8 @@ from pydantic import Field, PrivateAttr, SkipValidation
 from typing_extensions import override
 
 from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
+from graphagent._options import unknown_argument_message
 from graphagent.errors import GraphAgentError, UnknownArgumentError
-from graphagent.middleware._options import unknown_argument_message
 
 __all__ = [
     "ModelCall",

@@ -37,7 +37,7 @@ def test_building_an_agent_loads_no_built_in() -> None:
             pass
 
         create_agent(ScriptedChatModel(["hi"]), middleware=[log]).invoke({"messages": ["hi"]})
-        core = ("base", "decorators", "_options")  # _options: the argument check
+        core = ("base", "decorators")
         print(sorted(name for name in sys.modules
                      if name.startswith("graphagent.middleware.")
                      and name.rsplit(".", 1)[1] not in core))

@@ -85,7 +85,9 @@ def test_request_is_immutable_and_override_validates() -> None:
     request = ModelRequest(model=ScriptedChatModel(["x"]), messages=[])
     with pytest.raises(AttributeError):
         request.tool_choice = "any"  # type: ignore[misc]
-    with pytest.raises(TypeError, match=r"unknown field\(s\) \['modle'\]"):
+    with pytest.raises(
+        TypeError, match=r"^ModelRequest.override\(\) got an .* 'modle'; did you mean 'model'"
+    ):
         request.override(modle=None)
     changed = request.override(system_prompt="hello")
     assert changed.system_prompt == "hello"

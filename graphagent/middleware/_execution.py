@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, ShellToolError
-from graphagent.middleware._options import refuse_unknown_arguments
 
 __all__ = [
     "SHELL_TEMP_PREFIX",

@@ -13,7 +13,7 @@ from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from graphagent._hookspec import jump_targets
-from graphagent.middleware._options import refuse_unknown_arguments
+from graphagent._options import refuse_unknown_arguments
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, JumpTo, ResponseT
 

@@ -22,9 +22,9 @@ from langgraph.types import Command
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
 from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, PrivateStateAttr, ResponseT

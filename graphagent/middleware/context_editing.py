@@ -20,10 +20,10 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._context_size import TokenCounter, tool_caller
 from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 

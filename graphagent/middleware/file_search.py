@@ -24,6 +24,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.typing import ContextT
 from pydantic import BaseModel, Field
 
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
 from graphagent.middleware._file_walk import (
     Parts,
@@ -36,7 +37,6 @@ from graphagent.middleware._file_walk import (
     name_matches,
     walk,
 )
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.state import AgentState, ResponseT
 

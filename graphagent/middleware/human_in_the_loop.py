@@ -65,6 +65,7 @@ from pydantic import PlainValidator, ValidationError, WithJsonSchema
 
 from graphagent._bridge import Mode
 from graphagent._history import pending_tool_calls
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._hitl_checks import (
@@ -106,7 +107,6 @@ from graphagent.middleware._hitl_types import (
     ReviewConfig,
     ToolApprovalRequest,
 )
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.state import ResponseT
 

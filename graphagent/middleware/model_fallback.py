@@ -13,8 +13,8 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.models import HelperModel, ModelSpec
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT

@@ -21,10 +21,10 @@ from langgraph.typing import ContextT
 from pydantic import JsonValue
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._decisions import answer_to, checked_classifier, classify
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.models import HelperModel
 from graphagent.requests import ModelCallResult, ModelRequest
 from graphagent.state import AgentState, ResponseT

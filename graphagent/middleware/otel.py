@@ -18,13 +18,13 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent._wrap_agent import INTERRUPT
 from graphagent.agent import DEFAULT_AGENT_NAME, AgentRuntime
 from graphagent.errors import MiddlewareError
 from graphagent.middleware import _otel_content as content
 from graphagent.middleware import _otel_semconv as semconv
 from graphagent.middleware._cores import ModelCallCore, ToolCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 
 # A name of this module: the tests replace it to check that a no-op run builds no attributes.
 from graphagent.middleware._otel_semconv import chat_attributes as _chat_attributes

@@ -19,9 +19,9 @@ from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
 from graphagent.middleware._cores import ModelCallCore, ToolCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._pii_detectors import (
     BUILTIN_DETECTORS,
     BuiltinType,

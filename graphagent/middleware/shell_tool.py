@@ -22,6 +22,7 @@ from langgraph.typing import ContextT
 from pydantic import BaseModel, Field
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, ShellToolError
 from graphagent.middleware._execution import (
     BaseExecutionPolicy,
@@ -29,7 +30,6 @@ from graphagent.middleware._execution import (
     DockerExecutionPolicy,
     HostExecutionPolicy,
 )
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._shell_session import CommandResult, SessionConfig, ShellSession
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.middleware.pii import (

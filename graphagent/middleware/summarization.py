@@ -33,6 +33,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._deprecated import warn_deprecated
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._context_size import (
     ContextFraction,
@@ -46,7 +47,6 @@ from graphagent.middleware._context_size import (
     copied,
     max_input_tokens,
 )
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, HelperModel
 from graphagent.state import AgentState, ResponseT

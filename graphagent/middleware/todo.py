@@ -20,9 +20,9 @@ from langgraph.typing import ContextT
 from typing_extensions import TypedDict
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, ResponseT
 

@@ -33,8 +33,8 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.typing import ContextT
 
 from graphagent._history import pending_tool_calls
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
 from graphagent.middleware.model_call_limit import (

@@ -24,8 +24,8 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent._deprecated import warn_deprecated
+from graphagent._options import refuse_unknown_arguments
 from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.models import HelperModel

@@ -13,9 +13,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
 from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known, covers, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload

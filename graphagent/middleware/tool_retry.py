@@ -11,8 +11,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,

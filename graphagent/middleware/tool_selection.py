@@ -22,9 +22,9 @@ from langchain_core.tools import BaseTool
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, ToolSelectionError
 from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.middleware._selection import (
     Candidate,
     Picks,

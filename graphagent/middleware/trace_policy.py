@@ -16,8 +16,8 @@ from langgraph.types import TracePolicy as LangGraphTracePolicy
 from langgraph.types import omit_payload
 
 from graphagent import _trace_policy
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareTypeError
-from graphagent.middleware._options import refuse_unknown_arguments
 
 __all__ = ["TracePolicy", "configure_trace_policy", "omit_payload"]
 

@@ -22,6 +22,7 @@ from typing_extensions import is_typeddict
 
 import graphagent.middleware as built_ins
 from graphagent import create_agent
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import UnknownArgumentError
 from graphagent.middleware import (
     ModelCallLimitMiddleware,
@@ -32,7 +33,6 @@ from graphagent.middleware import (
     SummarizationMiddleware,
     ToolErrorMiddleware,
 )
-from graphagent.middleware._options import refuse_unknown_arguments
 from graphagent.testing import ScriptedChatModel
 from tests.compat.classifiers import answering
 from tests.conftest import run_agent
@@ -99,11 +99,7 @@ NOT_BUILT_BY_USERS = {
 
 # Classes defined outside graphagent/middleware/ (or owned elsewhere) that do not refuse with
 # UnknownArgumentError yet: Python's own TypeError names the class and the argument only.
-NOT_YET = {
-    "ModelRequest": "graphagent/requests.py does not apply refuse_unknown_arguments yet",
-    "ModelResponse": "graphagent/requests.py does not apply refuse_unknown_arguments yet",
-    "ExtendedModelResponse": "graphagent/requests.py does not apply refuse_unknown_arguments yet",
-}
+NOT_YET: dict[str, str] = {}
 
 # LangChain 1.5.0's constructor keywords, from its source (langchain/agents/middleware/).
 _POLICY = (

@@ -6,6 +6,8 @@
 - ``stop_subgraphs_when_closed`` makes closing a sync stream stop the subgraphs still running.
 - ``update_pairs`` reads a state update the way langgraph does (``Command._update_as_tuples``).
 - ``overwritten`` / ``is_overwrite`` read an ``Overwrite`` in any of the forms langgraph accepts.
+- ``is_interrupt_id``: how LangGraph tells a resume map (answers keyed by interrupt id) from a
+  plain resume value.
 - ``REDUCER_CHANNELS``: the channel kinds that apply a reducer to each write (``DeltaChannel``
   is newer than the oldest langgraph graphagent supports).
 """
@@ -24,6 +26,7 @@ from langgraph.channels import BaseChannel, BinaryOperatorAggregate
 from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.pregel._loop import SyncPregelLoop
+from langgraph.pregel._utils import is_xxh3_128_hexdigest as is_interrupt_id
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
@@ -33,6 +36,7 @@ __all__ = [
     "InlineToolNode",
     "RunnableCallable",
     "closed_stream",
+    "is_interrupt_id",
     "is_overwrite",
     "overwritten",
     "update_pairs",

@@ -2,7 +2,8 @@
 
 LangGraph runs ``Command(resume=...)`` on a thread with nothing to answer as if it were a run
 with no input (a fresh thread calls the model with no messages; a finished one silently does
-nothing), and fails on ``Command(resume=None)`` with an internal ``UnboundLocalError``. The
+nothing), fails on ``Command(resume=None)`` with an internal ``UnboundLocalError``, and drops
+answers keyed by an interrupt id that does not wait, pausing again on the same interrupts. The
 agent's entry points check such commands against the thread's saved state first. Only a
 ``Command`` pays for that read. A parent graph resuming the agent as its node passes it the
 parent's state, not the ``Command``, so that resume is the parent's to check.
@@ -19,6 +20,7 @@ from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from graphagent._compat import is_interrupt_id
 from graphagent.errors import ResumeError
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
@@ -87,6 +89,35 @@ def refuse_unanswerable(command: Command[Any], snapshot: StateSnapshot | None) -
         raise ResumeError(
             f"Command(resume=...) answers a pending interrupt, but {_why_nothing_waits(snapshot)}"
         )
+    _refuse_unknown_ids(command.resume, [interrupt for _, interrupt in waiting])
+
+
+def _refuse_unknown_ids(resume: Any, waiting: list[Interrupt]) -> None:
+    """An answer keyed by an interrupt id that does not wait (a stale or mistyped id) would be
+    dropped by LangGraph without a word, and the run would pause again on the same interrupts."""
+    if not (waiting and _answers_by_id(resume)):
+        return
+    pending = [interrupt.id for interrupt in waiting]
+    if not resume:
+        raise ResumeError(
+            "Command(resume={}) answers nothing: LangGraph reads an empty dict as answers keyed "
+            f"by interrupt id, and it names none; the pending ones are {pending}. Nothing ran; "
+            "key each answer by the id of an interrupt that waits."
+        )
+    unknown = [key for key in resume if key not in pending]
+    if unknown:
+        raise ResumeError(
+            f"Command(resume={{...}}) answers interrupt id(s) {unknown}, which do not wait on "
+            f"this thread; the pending ones are {pending}. Nothing ran; key each answer by the id "
+            "of an interrupt that waits (result['__interrupt__'][i].id)."
+        )
+
+
+def _answers_by_id(resume: Any) -> bool:
+    """Whether LangGraph reads ``resume`` as answers keyed by interrupt id."""
+    return isinstance(resume, dict) and all(
+        isinstance(key, str) and is_interrupt_id(key) for key in resume
+    )
 
 
 def _resumable(snapshot: StateSnapshot) -> bool:

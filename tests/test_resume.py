@@ -165,6 +165,25 @@ def test_resume_none_is_refused_naming_what_waits_and_the_interrupt_stays_open(
     assert result["messages"][-1].text == "shipped"
 
 
+def test_answers_keyed_by_ids_that_do_not_wait_are_refused(how_call: str) -> None:
+    two_questions = calls(("ask", {"question": "Ship it?"}), ("ask", {"question": "Today?"}))
+    agent, model = agent_on(two_questions, "shipped", checkpointer=InMemorySaver())
+    paused = run_agent(agent, how_call, {"messages": ["ship"]}, config=THREAD)["__interrupt__"]
+    stale = "f" * 32
+
+    with pytest.raises(ResumeError, match=rf"id\(s\) \['{stale}'\], which do not wait"):
+        run_agent(
+            agent, how_call, Command(resume={paused[0].id: "yes", stale: "no"}), config=THREAD
+        )
+    with pytest.raises(ResumeError, match=r"Command\(resume=\{\}\) answers nothing"):
+        run_agent(agent, how_call, Command(resume={}), config=THREAD)
+
+    answers = {interrupt.id: "yes" for interrupt in paused}
+    result = run_agent(agent, how_call, Command(resume=answers), config=THREAD)
+    assert result["messages"][-1].text == "shipped"
+    assert model.call_count == 2
+
+
 def test_an_empty_command_is_refused_with_or_without_a_checkpointer(how_call: str) -> None:
     for checkpointer in (None, InMemorySaver()):
         agent, model = agent_on(checkpointer=checkpointer)

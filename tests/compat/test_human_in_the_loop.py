@@ -365,17 +365,20 @@ def test_a_decision_sent_to_a_batched_review_is_refused(how_call: str) -> None:
     assert "__interrupt__" not in final
 
 
-def test_an_answer_for_an_interrupt_that_is_not_pending_answers_nothing(how_call: str) -> None:
+def test_an_answer_for_an_interrupt_that_is_not_pending_is_refused(how_call: str) -> None:
     agent = per_call_agent(
         [EMAIL, tool_call("delete_file", {"path": "x"}, id="call_delete")],
         {"send_email": True, "delete_file": True},
     )
     paused = start(agent, how_call)
+    stale = "0" * 32
 
-    again = answer(agent, how_call, {"0" * 32: {"type": "approve"}})["__interrupt__"]
+    # LangChain's agent drops it and pauses again; graphagent says so before anything runs.
+    with pytest.raises(ValueError, match=rf"interrupt id\(s\) \['{stale}'\], which do not wait"):
+        answer(agent, how_call, {stale: {"type": "approve"}})
 
-    assert {i.id for i in again} == {i.id for i in paused}
-    assert RAN == []
+    again = answer(agent, how_call, {paused[0].id: {"type": "approve"}})["__interrupt__"]
+    assert [i.id for i in again] == [paused[1].id]
 
 
 def test_a_tool_call_without_an_id_cannot_be_reviewed(how_call: str) -> None:

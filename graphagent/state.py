@@ -27,6 +27,7 @@ from typing_extensions import TypedDict, TypeVar, is_typeddict
 from graphagent.errors import MiddlewareError, StateSchemaConflictError
 
 JumpTo = Literal["end", "tools", "model"]
+"""Where a node hook may send the run with ``jump_to``: the end, the tools or the model."""
 JUMP_TARGETS: tuple[JumpTo, ...] = ("end", "tools", "model")
 
 ResponseT = TypeVar("ResponseT", default=Any)
@@ -35,7 +36,12 @@ ResponseT = TypeVar("ResponseT", default=Any)
 
 @dataclass(frozen=True, slots=True)
 class OmitFromSchema:
-    """Marks a state field, inside ``Annotated[...]``, as left out of the input and/or output."""
+    """Marks a state field, inside ``Annotated[...]``, as left out of the input and/or output.
+
+    Args:
+        input: Leave the field out of the input schema: callers cannot pass it in.
+        output: Leave the field out of the output schema: runs do not return it.
+    """
 
     input: bool = True
     output: bool = True

@@ -189,10 +189,10 @@ def _signature(function: Any) -> list[str]:
 
 MODULE_ASSIGNMENTS = _module_assignments()
 # Classes, functions and the hook decorators carry their docstrings; type aliases, type variables
-# and constants have theirs right below their assignment. ContextT, Runtime, ToolCallRequest and
-# omit_payload are LangGraph's, re-exported: LangGraph documents them (the reference describes
-# them in prose).
-LANGGRAPHS = {"ContextT", "Runtime", "ToolCallRequest", "omit_payload"}
+# and constants have theirs right below their assignment. ContextT, Runtime, ToolCallRequest,
+# ToolCallWrapper and omit_payload are LangGraph's, re-exported: LangGraph documents them (the
+# reference describes them in prose).
+LANGGRAPHS = {"ContextT", "Runtime", "ToolCallRequest", "ToolCallWrapper", "omit_payload"}
 CALLED = [(name, value) for name, value in PUBLIC if _is_called(value) and _ours(value)]
 VALUES = [
     (name, value)

@@ -8,11 +8,11 @@ fails only where it is used.
 import importlib
 from typing import TYPE_CHECKING
 
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolCallWrapper
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
-from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
+from graphagent.middleware.base import AgentFacts, AgentMiddleware, StateT, StateT_co, hook_config
 from graphagent.middleware.decorators import (
     after_agent,
     after_model,
@@ -32,8 +32,10 @@ from graphagent.requests import (
 from graphagent.state import (
     AgentState,
     InputAgentState,
+    JumpTo,
     OmitFromInput,
     OmitFromOutput,
+    OmitFromSchema,
     OutputAgentState,
     PrivateStateAttr,
     ResponseT,
@@ -373,6 +375,7 @@ __all__ = [
     "InterruptMode",
     "InterruptOnConfig",
     "InvalidDecisionError",
+    "JumpTo",
     "LLMToolEmulator",
     "LLMToolSelectorMiddleware",
     "ModelCallLimitExceededError",
@@ -388,6 +391,7 @@ __all__ = [
     "ModelRouterMiddleware",
     "OmitFromInput",
     "OmitFromOutput",
+    "OmitFromSchema",
     "OtelTracingMiddleware",
     "OutputAgentState",
     "PIIDetectionError",
@@ -404,6 +408,8 @@ __all__ = [
     "Runtime",
     "ShellToolMiddleware",
     "Spend",
+    "StateT",
+    "StateT_co",
     "SummarizationMiddleware",
     "Todo",
     "TodoListMiddleware",
@@ -412,6 +418,7 @@ __all__ = [
     "ToolCallLimitMiddleware",
     "ToolCallLimitState",
     "ToolCallRequest",
+    "ToolCallWrapper",
     "ToolErrorMiddleware",
     "ToolRetryMiddleware",
     "TracePolicy",

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from graphagent.agent import AgentRuntime
 
 StateT = DefaultTypeVar("StateT", default=AgentState[Any])
+"""The state a middleware's hooks receive: its ``state_schema`` merged with the others'."""
+StateT_co = DefaultTypeVar("StateT_co", default=AgentState[Any], covariant=True)
+"""The state a middleware reads, where only reading it matters (LangChain's name)."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -1,7 +1,8 @@
 """LangChain 1.5's public names: everything ``langchain.agents``,
-``langchain.agents.middleware`` (its ``__all__``) and ``langchain.chat_models`` export exists in
-graphagent where the migration guide says, so code moves over by changing its imports. The
-lists are LangChain 1.5.0's, written out: graphagent never imports ``langchain``."""
+``langchain.agents.middleware`` and ``langchain.agents.middleware.types`` (their ``__all__``),
+``langchain.agents.structured_output`` and ``langchain.chat_models`` export exists in graphagent
+where the migration guide says, so code moves over by changing its imports. The lists are
+LangChain 1.5.0's, written out: graphagent never imports ``langchain``."""
 
 from __future__ import annotations
 
@@ -30,6 +31,14 @@ MIDDLEWARE = (
     "ProviderToolSearchMiddleware",
 )
 
+TYPES = (
+    *("AgentMiddleware", "AgentState", "ContextT", "ExtendedModelResponse", "InputAgentState"),
+    *("ModelCallResult", "ModelRequest", "ModelResponse", "OmitFromSchema", "OutputAgentState"),
+    *("ResponseT", "StateT_co", "ToolCallRequest", "ToolCallWrapper", "TracePolicy"),
+    *("after_agent", "after_model", "before_agent", "before_model", "dynamic_prompt"),
+    *("hook_config", "omit_payload", "wrap_tool_call"),
+)
+
 STRUCTURED_OUTPUT = (
     *("ToolStrategy", "ProviderStrategy", "AutoStrategy", "ResponseFormat"),
     *("StructuredOutputError", "StructuredOutputValidationError"),
@@ -39,6 +48,8 @@ STRUCTURED_OUTPUT = (
 WHERE = [
     *(("graphagent", name) for name in AGENTS),
     *(("graphagent.middleware", name) for name in MIDDLEWARE),
+    *(("graphagent.middleware", name) for name in TYPES),
+    *(("graphagent.middleware.types", name) for name in TYPES),
     *(("graphagent.structured_output", name) for name in STRUCTURED_OUTPUT),
     ("graphagent", "init_chat_model"),
 ]
@@ -46,6 +57,7 @@ WHERE = [
 
 def test_the_lists_hold_all_fifty_names_of_langchains_middleware_all() -> None:
     assert len(set(MIDDLEWARE)) == len(MIDDLEWARE) == 50
+    assert len(set(TYPES)) == len(TYPES) == 23
 
 
 @pytest.mark.parametrize(("module", "name"), WHERE)

@@ -26,6 +26,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, TypeAdapter
 from typing_extensions import is_typeddict
 
+from graphagent.errors import MiddlewareTypeError
+
 Kind = Literal["pydantic", "dataclass", "typeddict", "json_schema"]
 
 
@@ -92,7 +94,7 @@ def _schema(source: Any, strategy: str) -> Schema:
     if isinstance(source, dict):
         return _json_schema(source, strategy)
     if not isinstance(source, type):
-        raise TypeError(_unsupported(source, strategy))
+        raise MiddlewareTypeError(_unsupported(source, strategy))
     kind: Kind
     if issubclass(source, BaseModel):
         kind, json_schema = "pydantic", source.model_json_schema()
@@ -101,14 +103,14 @@ def _schema(source: Any, strategy: str) -> Schema:
     elif is_typeddict(source):
         kind, json_schema = "typeddict", TypeAdapter(source).json_schema()
     else:
-        raise TypeError(_unsupported(source, strategy))
+        raise MiddlewareTypeError(_unsupported(source, strategy))
     return Schema(source.__name__, source.__doc__ or "", json_schema, kind, source)
 
 
 def _json_schema(source: dict[str, Any], strategy: str) -> Schema:
     title = source.get("title", _untitled_name(source))
     if not isinstance(title, str) or source.get("type", "object") != "object":
-        raise TypeError(
+        raise MiddlewareTypeError(
             f"{strategy} got a JSON schema whose 'title' is not a string or of a type other "
             "than 'object'; give it a string title (it names the tool) and type 'object'."
         )
@@ -123,9 +125,10 @@ def _untitled_name(source: dict[str, Any]) -> str:
 
 
 def _unsupported(source: Any, strategy: str) -> str:
+    """LangChain's words for the mistake, then which strategy met it and what to use."""
     return (
-        f"{strategy} cannot use {source!r} as a schema; use a pydantic model, a dataclass, a "
-        "TypedDict, a JSON-schema dict, or a Union of those."
+        f"Unsupported schema type: {type(source)}. {strategy} cannot use {source!r} as a schema; "
+        "use a pydantic model, a dataclass, a TypedDict, a JSON-schema dict, or a Union of those."
     )
 
 

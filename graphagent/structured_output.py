@@ -24,7 +24,7 @@ from typing_extensions import TypeVar
 
 from graphagent._native_output import supports_native
 from graphagent._schemas import Kind, Schema, is_union, schemas_of
-from graphagent.errors import GraphAgentError
+from graphagent.errors import GraphAgentError, MiddlewareTypeError
 
 SchemaT = TypeVar("SchemaT", default=Any)
 
@@ -140,9 +140,9 @@ class ProviderStrategy(Generic[SchemaT]):
 
     def __post_init__(self) -> None:
         if is_union(self.schema):
-            raise TypeError(
-                "ProviderStrategy takes one schema, not a Union; use ToolStrategy for a choice "
-                "between several schemas."
+            raise MiddlewareTypeError(
+                f"Unsupported schema type: {type(self.schema)}. ProviderStrategy takes one "
+                "schema, not a Union; use ToolStrategy for a choice between several schemas."
             )
         [schema] = schemas_of(self.schema, "ProviderStrategy", split=False)
         object.__setattr__(self, "schemas", (dataclasses.replace(schema, strict=self.strict),))

@@ -287,3 +287,11 @@ def test_a_provider_strategy_binding_parses_the_replys_json() -> None:
         ValueError, match=r"^Native structured output expected valid JSON for Weather"
     ):
         binding.parse(AIMessage("sunny"))
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: ToolStrategy(42), lambda: ProviderStrategy(Weather | Rich)]
+)
+def test_an_unsupported_schema_is_langchains_value_error(make: Any) -> None:
+    with pytest.raises(ValueError, match=r"^Unsupported schema type: <class "):
+        make()

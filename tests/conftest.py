@@ -10,6 +10,7 @@ import pytest
 from blockbuster import blockbuster_ctx
 
 from graphagent import create_agent
+from tests.openai_stub import OpenAIStub
 
 ENTRY_POINTS = ("invoke", "ainvoke", "stream", "astream")
 Run = Callable[..., dict[str, Any]]
@@ -80,3 +81,21 @@ def _no_blocking_calls_on_the_event_loop() -> Iterator[None]:
     with graphagent on the stack raises ``blockbuster.BlockingError``."""
     with blockbuster_ctx("graphagent"):
         yield
+
+
+@pytest.fixture(scope="module")
+def openai_server() -> Iterator[OpenAIStub]:
+    """A local OpenAI-compatible server (tests/openai_stub.py) for a test module: one per module,
+    since ChatOpenAI caches its HTTP clients per base URL and building them costs ~0.2 s."""
+    with OpenAIStub(lifetime=120) as server:
+        yield server
+
+
+@pytest.fixture
+def stub(openai_server: OpenAIStub) -> Iterator[OpenAIStub]:
+    """The module's server with an empty script; afterwards it must have seen no problem and
+    been asked for every reply it was scripted with."""
+    openai_server.reset()
+    yield openai_server
+    assert openai_server.problems == []
+    assert openai_server.unused == [], "the agent made fewer model calls than scripted"

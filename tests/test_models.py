@@ -12,7 +12,7 @@ import copy
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -381,20 +381,6 @@ def test_a_resolved_model_runs_an_agent(fake_package: FakePackage, how_call: str
 # errors naming the config key, LangGraph's keys kept out of "any", a structured-output strategy
 # picked per call, and the built-ins LangChain leaves out. tests/compat/test_chat_models.py has
 # what LangChain does too. ChatOpenAI is driven against the local OpenAI-compatible stub.
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[OpenAIStub]:
-    with OpenAIStub(lifetime=120) as server:
-        yield server
-
-
-@pytest.fixture
-def stub(server: OpenAIStub) -> Iterator[OpenAIStub]:
-    server.reset()
-    yield server
-    assert server.problems == []
-    assert server.unused == [], "fewer model calls than scripted"
 
 
 def configurable(stub: OpenAIStub, model: str | None = None, **kwargs: Any) -> Any:

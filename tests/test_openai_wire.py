@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -39,22 +39,6 @@ from tests.openai_stub import (
 
 QUESTION = {"messages": ["What is the weather in Paris?"]}
 THREAD = {"configurable": {"thread_id": "t"}}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[OpenAIStub]:
-    # One server for the module: ChatOpenAI caches its HTTP clients per base URL, and building
-    # them costs ~0.2 s, so a fresh port per test would pay that every time.
-    with OpenAIStub(lifetime=120) as server:
-        yield server
-
-
-@pytest.fixture
-def stub(server: OpenAIStub) -> Iterator[OpenAIStub]:
-    server.reset()
-    yield server
-    assert server.problems == []
-    assert server.unused == [], "the agent made fewer model calls than scripted"
 
 
 @pytest.fixture(params=("stream", "astream"))
@@ -658,7 +642,8 @@ def test_a_bad_request_without_native_output_propagates_unchanged(
 # The stub itself
 
 
-def test_the_stub_reports_a_request_beyond_its_script(server: OpenAIStub) -> None:
+def test_the_stub_reports_a_request_beyond_its_script(openai_server: OpenAIStub) -> None:
+    server = openai_server
     server.reset()
     agent = create_agent(chat(server))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -36,20 +36,6 @@ from tests.conftest import run_agent
 from tests.openai_stub import OpenAIStub, call, error, text, tool_calls
 
 QUESTION = {"messages": ["What is the weather in Paris?"]}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[OpenAIStub]:
-    with OpenAIStub(lifetime=120) as server:
-        yield server
-
-
-@pytest.fixture
-def stub(server: OpenAIStub) -> Iterator[OpenAIStub]:
-    server.reset()
-    yield server
-    assert server.problems == []
-    assert server.unused == [], "fewer model calls than scripted"
 
 
 def configurable(stub: OpenAIStub, model: str | None = None, **kwargs: Any) -> Any:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -35,20 +34,6 @@ from tests.openai_stub import OpenAIStub, Reply, StubCall, call, json_reply, too
 QUESTION = {"messages": ["What is the weather in Paris?"]}
 AGAIN = {"messages": ["And tomorrow?"]}
 THREAD = {"configurable": {"thread_id": "t"}}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[OpenAIStub]:
-    with OpenAIStub(lifetime=120) as server:
-        yield server
-
-
-@pytest.fixture
-def stub(server: OpenAIStub) -> Iterator[OpenAIStub]:
-    server.reset()
-    yield server
-    assert server.problems == []
-    assert server.unused == [], "the agent made fewer model calls than scripted"
 
 
 def chat(stub: OpenAIStub, model: str = "gpt-test") -> ChatOpenAI:

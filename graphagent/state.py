@@ -24,6 +24,7 @@ from langgraph.channels import EphemeralValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict, TypeVar, is_typeddict
 
+from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, StateSchemaConflictError
 
 JumpTo = Literal["end", "tools", "model"]
@@ -34,6 +35,7 @@ ResponseT = TypeVar("ResponseT", default=Any)
 """The type of the ``structured_response`` field: what ``response_format`` parses into."""
 
 
+@refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
 class OmitFromSchema:
     """Marks a state field, inside ``Annotated[...]``, as left out of the input and/or output.

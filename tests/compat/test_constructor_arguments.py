@@ -45,6 +45,7 @@ def _model() -> ScriptedChatModel:
 # The least each class needs to be built, as a function so each test gets fresh objects.
 ARGS: dict[str, Callable[[], dict[str, Any]]] = {
     "AgentFacts": lambda: {"tools": (), "checkpointer": False},
+    "OmitFromSchema": lambda: {},
     "AutoModeMiddleware": lambda: {"tools": ["delete_file"], "classifier": answering(0.0)},
     "BudgetAccount": lambda: {"run": Spend(), "thread": Spend(), "lines": ()},
     "BudgetLine": lambda: {"scope": "run", "measure": "tokens", "spent": 0, "cap": 10},

@@ -22,7 +22,7 @@ from langgraph.typing import ContextT
 from graphagent._bridge import Mode
 from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
-from graphagent.middleware._context_size import TokenCounter, tool_caller
+from graphagent.middleware._context_size import TokenCounter
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
@@ -84,42 +84,38 @@ class ClearToolUsesEdit:
 
     def apply(self, messages: list[AnyMessage], *, count_tokens: TokenCounter) -> None:
         """Clear older tool results in ``messages`` when they exceed the trigger."""
-        if count_tokens(messages) <= self.trigger:
+        before = count_tokens(messages)
+        if before <= self.trigger:
             return
         answers = [i for i, message in enumerate(messages) if isinstance(message, ToolMessage)]
-        freed = 0
         for index in answers[: max(0, len(answers) - self.keep)]:
-            change = self._clear(messages, index)
-            if change is not None and self.clear_at_least:
-                replaced, replacements = change
-                freed += count_tokens(replaced) - count_tokens(replacements)
-                if freed >= self.clear_at_least:
-                    return
+            if not self._clear(messages, index) or not self.clear_at_least:
+                continue
+            # What was freed is recounted over the whole conversation: a counter may need all
+            # of it (one reading the provider's reported usage, say).
+            if before - count_tokens(messages) >= self.clear_at_least:
+                return
 
-    def _clear(
-        self, messages: list[AnyMessage], index: int
-    ) -> tuple[list[AnyMessage], list[AnyMessage]] | None:
-        """Clear the tool result at ``index``: the messages replaced and their replacements, or
-        ``None`` when the result stays (already cleared, excluded, or answering no call)."""
+    def _clear(self, messages: list[AnyMessage], index: int) -> bool:
+        """Clear the tool result at ``index``, unless it stays: already cleared, excluded (by
+        its own name, else by its call's), or answering no call of the nearest AI message
+        before it."""
         answer = messages[index]
         assert isinstance(answer, ToolMessage)
         if answer.response_metadata.get(_MARKER, {}).get("cleared"):
-            return None
-        caller = tool_caller(messages, index, answer.tool_call_id)
+            return False
+        caller = _nearest_ai(messages, index)
         if caller is None:
-            return None
+            return False
         ai = messages[caller]
         assert isinstance(ai, AIMessage)
-        call = next(c for c in ai.tool_calls if c["id"] == answer.tool_call_id)
-        if {answer.name, call["name"]} & set(self.exclude_tools):
-            return None
-        cleared = _cleared_answer(answer, self.placeholder)
-        messages[index] = cleared
-        if not self.clear_tool_inputs:
-            return [answer], [cleared]
-        stripped = _without_arguments(ai, answer.tool_call_id)
-        messages[caller] = stripped
-        return [answer, ai], [cleared, stripped]
+        call = next((c for c in ai.tool_calls if c["id"] == answer.tool_call_id), None)
+        if call is None or (answer.name or call["name"]) in self.exclude_tools:
+            return False
+        messages[index] = _cleared_answer(answer, self.placeholder)
+        if self.clear_tool_inputs:
+            messages[caller] = _without_arguments(ai, answer.tool_call_id)
+        return True
 
 
 @refuse_unknown_arguments
@@ -232,6 +228,10 @@ def _tool_names(value: object) -> tuple[str, ...]:
 
 def _fail(parameter: str, problem: str) -> NoReturn:
     raise MiddlewareError(f"ClearToolUsesEdit: {parameter} {problem}.")
+
+
+def _nearest_ai(messages: list[AnyMessage], index: int) -> int | None:
+    return next((i for i in range(index - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
 
 
 def _cleared_answer(answer: ToolMessage, placeholder: str) -> ToolMessage:

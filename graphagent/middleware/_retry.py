@@ -33,6 +33,7 @@ OnFailure: TypeAlias = Literal["continue", "error"] | Callable[[Exception], str]
 JITTER = 0.25
 _ON_FAILURE_ACTIONS = ("continue", "error")
 _RENAMED_ACTIONS = {"raise": "error", "return_message": "continue"}
+_CHECKED_BY_LANGCHAIN = frozenset({"max_retries", "initial_delay", "max_delay", "backoff_factor"})
 
 
 def retry_by_default(exc: Exception) -> bool:
@@ -262,4 +263,11 @@ def _check_jitter(owner: str, jitter: Any) -> bool:
 
 
 def _invalid(owner: str, param: str, value: Any, problem: str) -> MiddlewareError:
-    return MiddlewareError(f"{owner}({param}={value!r}): {param} {problem}.")
+    message = f"{owner}({param}={value!r}): {param} {problem}."
+    if param in _CHECKED_BY_LANGCHAIN and _is_negative(value):  # LangChain's words first
+        message = f"{param} must be >= 0: {message}"
+    return MiddlewareError(message)
+
+
+def _is_negative(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value < 0

@@ -15,6 +15,10 @@ from langgraph.stream.stream_channel import StreamChannel
 from graphagent import create_agent
 from graphagent.errors import MiddlewareTypeError
 from graphagent.middleware import AgentMiddleware
+from graphagent.middleware.internal_call_transformer import (
+    internal_call_config,
+    internal_call_metadata,
+)
 from graphagent.testing import ScriptedChatModel, calls
 from tests.tools import add
 
@@ -107,3 +111,38 @@ def test_a_middlewares_bad_transformers_name_the_middleware() -> None:
 
     with pytest.raises(TypeError, match=r"^'Wrong'.transformers is Steps; give a list"):
         create_agent(adding_model(), [add], middleware=[Wrong()])
+
+
+class AsksAside(AgentMiddleware):
+    """Calls a model of its own before each model call, marked internal or not."""
+
+    def __init__(self, marked: bool) -> None:
+        self.aside = ScriptedChatModel(["an aside"] * 3)
+        self.marked = marked
+
+    def before_model(self, state: Any, runtime: Any) -> None:
+        metadata = internal_call_metadata() if self.marked else {}
+        self.aside.invoke("Anything to add?", config={"metadata": metadata})
+
+
+@pytest.mark.parametrize(("marked", "texts"), [(True, ["3"]), (False, ["an aside", "3"])])
+def test_model_calls_marked_internal_stay_out_of_run_messages(
+    marked: bool, texts: list[str]
+) -> None:
+    agent = create_agent(ScriptedChatModel(["3"]), middleware=[AsksAside(marked)])
+
+    run = agent.stream_events(QUESTION, version="v3")
+
+    assert [str(message.text) for message in run.messages] == texts
+
+
+def test_internal_call_config_keeps_a_call_out_of_the_messages_stream() -> None:
+    class Aside(AsksAside):
+        def before_model(self, state: Any, runtime: Any) -> None:
+            self.aside.invoke("Anything to add?", config=internal_call_config("aside", "mine"))
+
+    agent = create_agent(ScriptedChatModel(["3"]), middleware=[Aside(marked=True)])
+
+    streamed = [chunk.text for chunk, _ in agent.stream(QUESTION, stream_mode="messages")]
+
+    assert "".join(streamed) == "3"

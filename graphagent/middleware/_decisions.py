@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.constants import TAG_NOSTREAM
+from langchain_core.runnables import Runnable
 
 from graphagent._bridge import Mode
+from graphagent._internal_calls import internal_call_config
 from graphagent.errors import MiddlewareTypeError
 
 try:
@@ -40,8 +40,8 @@ async def classify(
     questions: Mapping[str, Question],
 ) -> ClassifierResponse:
     """Ask ``classifier`` the ``questions`` about ``state``, through ``mode``, for ``owner``."""
-    # Internal: nostream keeps a classifier built on a chat model out of stream_mode="messages".
-    config: RunnableConfig = {"tags": [TAG_NOSTREAM], "run_name": f"{owner}.classify"}
+    # Internal: a classifier built on a chat model stays out of what the run streams.
+    config = internal_call_config(f"{owner}.classify")
     request = {"state": state, "questions": questions}
     response = await mode.invoke(classifier, request, config=config)
     if not isinstance(response, ClassifierResponse):

@@ -11,10 +11,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphBubbleUp
 
 from graphagent._bridge import Mode
+from graphagent._internal_calls import internal_call_config
 
 _WRAPPING = "`'\"*.,;:!?()[]{}<> \t\r\n"
 
@@ -101,8 +101,8 @@ async def ask_text(mode: Mode, model: BaseChatModel, selection: Selection) -> An
 
 
 def _call_config() -> RunnableConfig:
-    # The selection is internal: nostream keeps it out of stream_mode="messages".
-    return {"tags": [TAG_NOSTREAM], "run_name": "tool_selection"}
+    # The selection is internal: it stays out of what the run streams.
+    return internal_call_config("tool_selection", "tool_selection")
 
 
 async def attempt(ask: Awaitable[Any]) -> Reply:

@@ -26,13 +26,13 @@ from langchain_core.messages.utils import (
     get_buffer_string,
     trim_messages,
 )
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langgraph.constants import TAG_NOSTREAM
+from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.typing import ContextT
 
 from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._deprecated import warn_deprecated
+from graphagent._internal_calls import internal_call_config
 from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._context_size import (
@@ -111,11 +111,7 @@ _DEFAULT_KEEP: ContextMessages = ("messages", 20)
 _DEFAULT_TRIM_TOKENS = 4000
 _CHARS_PER_TOKEN = 4  # only to cut a single message too long to trim by whole lines
 _XML_BUFFER = "format" in inspect.signature(get_buffer_string).parameters
-_SUMMARY_CONFIG: RunnableConfig = {
-    "run_name": "summarize_conversation",
-    "tags": [TAG_NOSTREAM],
-    "metadata": {"lc_source": "summarization"},
-}
+_SUMMARY_CONFIG = internal_call_config("summarize_conversation", "summarization")
 
 
 @refuse_unknown_arguments

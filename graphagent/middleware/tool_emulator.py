@@ -18,12 +18,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langgraph.constants import TAG_NOSTREAM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent._deprecated import warn_deprecated
+from graphagent._internal_calls import internal_call_config
 from graphagent._options import refuse_unknown_arguments
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, tool_names
@@ -130,12 +130,8 @@ def emulated_answer(request: ToolCallRequest, reply: Any) -> ToolMessage:
 
 
 def _call_config() -> RunnableConfig:
-    # Internal call: nostream keeps the made-up result out of stream_mode="messages".
-    return {
-        "tags": [TAG_NOSTREAM],
-        "run_name": "tool_emulation",
-        "metadata": {"lc_source": "tool_emulation"},
-    }
+    # Internal call: the made-up result stays out of what the run streams.
+    return internal_call_config("tool_emulation", "tool_emulation")
 
 
 def _parameters(tool: BaseTool) -> dict[str, Any]:

@@ -45,6 +45,8 @@ STRUCTURED_OUTPUT = (
     *("MultipleStructuredOutputsError", "OutputToolBinding", "ProviderStrategyBinding"),
 )
 
+INTERNAL_CALLS = ("INTERNAL_CALL_METADATA_KEY", "InternalCallTransformer", "internal_call_metadata")
+
 WHERE = [
     *(("graphagent", name) for name in AGENTS),
     *(("graphagent.middleware", name) for name in MIDDLEWARE),
@@ -52,6 +54,7 @@ WHERE = [
     *(("graphagent.middleware.types", name) for name in TYPES),
     *(("graphagent.structured_output", name) for name in STRUCTURED_OUTPUT),
     ("graphagent", "init_chat_model"),
+    *(("graphagent.middleware.internal_call_transformer", name) for name in INTERNAL_CALLS),
 ]
 
 

@@ -98,8 +98,8 @@ def normalise(provider: str) -> str:
 def known(provider: str, model: str) -> str:
     if provider not in PROVIDERS:
         raise ValueError(
-            f"Unknown model provider {provider!r} for model {model!r}.{_did_you_mean(provider)}"
-            f"\n{_provider_list()}"
+            f"Unsupported {provider=}: no model provider of that name for the model {model!r}."
+            f"{_did_you_mean(provider)}\n{_provider_list()}"
         )
     return provider
 
@@ -113,17 +113,17 @@ def infer_provider(model: str) -> str | None:
 
 def unknown_prefix(prefix: str, model: str) -> str:
     return (
-        f"Unknown model provider {prefix!r} in {model!r}.{_did_you_mean(normalise(prefix))} "
-        f"If {model!r} is the whole model name, write its provider in front "
-        f"('<provider>:{model}') or pass model_provider=...\n{_provider_list()}"
+        f"Unable to infer model provider for {model=}: {prefix!r} is no known model provider."
+        f"{_did_you_mean(normalise(prefix))} If {model!r} is the whole model name, write its "
+        f"provider in front ('<provider>:{model}') or pass model_provider=...\n{_provider_list()}"
     )
 
 
 def uninferable(model: str) -> str:
     return (
-        f"Cannot tell which provider serves the model {model!r}. Write the id as "
-        f"'provider:model' (for example 'openai:gpt-4o' or 'ollama:{model}') or pass "
-        f"model_provider=...\n{_provider_list()}"
+        f"Unable to infer model provider for {model=}. Write the id as 'provider:model' (for "
+        f"example 'openai:gpt-4o' or 'ollama:{model}') or pass model_provider=...\n"
+        f"{_provider_list()}"
     )
 
 

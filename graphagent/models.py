@@ -113,8 +113,8 @@ class ModelSpec:
             else ""
         )
         return MissingIntegrationError(
-            f"The model '{self}' needs the {integration.package} package "
-            f"({integration.class_name}){detail}. Install it with "
+            f"Initializing {integration.class_name} requires the {integration.package} package "
+            f"(for the model '{self}'){detail}. Please install it with "
             f"`pip install {integration.package}`.{guess}",
             provider=self.provider,
             package=integration.package,

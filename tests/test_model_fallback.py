@@ -279,11 +279,11 @@ def test_models_builds_every_fallback(fake_anthropic: Callable[[], Any]) -> None
     [
         (
             ("foo:bar",),
-            r"first_model='foo:bar': Unknown model provider 'foo'[^\n]*\nKnown providers:",
+            r"first_model='foo:bar': Unable to infer .*'foo' is no known[^\n]*\nKnown providers:",
         ),
         (
             (ScriptedChatModel([]), "llama3"),
-            r"additional_models\[0\]='llama3': Cannot tell which provider.*'provider:model'",
+            r"additional_models\[0\]='llama3': Unable to infer model provider.*'provider:model'",
         ),
         ((ScriptedChatModel([]), ScriptedChatModel([]), 42), r"additional_models\[1\] is int"),
     ],

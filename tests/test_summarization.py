@@ -495,7 +495,7 @@ def test_bad_options_fail_when_built(options: dict[str, Any], complaint: str) ->
     ("model", "complaint"),
     [
         (42, "model is int; pass a chat model or a model id"),
-        ("nonsense:model-x", "Unknown model provider 'nonsense'"),
+        ("nonsense:model-x", "'nonsense' is no known model provider"),
     ],
 )
 def test_bad_models_fail_when_built(model: Any, complaint: str) -> None:

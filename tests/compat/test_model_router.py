@@ -265,7 +265,7 @@ def test_a_misspelt_argument_names_the_class_and_the_closest_name() -> None:
         ({"choices": {"fast": "openai:gpt-4o"}}, r"choices\['fast'\] is str; pass ModelChoice"),
         (
             {"choices": {"fast": ModelChoice(model="nowhere:model-x", criteria="")}},
-            "Unknown model provider 'nowhere'",
+            "'nowhere' is no known model provider",
         ),
         ({"classifier": "a classifier"}, "classifier is str; pass a decision model"),
         ({"instructions": 42}, "instructions is int"),

@@ -13,7 +13,7 @@ from typing import Literal, TypeAlias, TypedDict
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError
 
 ContextFraction: TypeAlias = tuple[Literal["fraction"], float]
 """A share of the model's input window (its profile's max_input_tokens): ``("fraction", 0.8)``."""
@@ -154,37 +154,67 @@ def tool_caller(messages: Sequence[AnyMessage], index: int, call_id: str) -> int
 
 
 def _size(owner: str, parameter: str, given: object) -> _Size:
+    """A ``(kind, amount)`` pair: ``keep``, or one threshold of ``trigger``."""
     if not (isinstance(given, tuple) and len(given) == 2):
-        raise MiddlewareError(
+        # A pair that is no tuple at all cannot even be unpacked: a TypeError in LangChain too.
+        raise (MiddlewareError if isinstance(given, tuple) else MiddlewareTypeError)(
             f"{owner}: {parameter} must be a (kind, amount) pair such as ('messages', 20), "
             f"('tokens', 4000) or ('fraction', 0.5); got {given!r}."
         )
-    return _amount(owner, parameter, *given)
-
-
-def _amount(owner: str, parameter: str, kind: object, value: object) -> _Size:
+    kind, value = given
     if kind not in _KINDS:
         raise MiddlewareError(
-            f"{owner}: {parameter} has the unknown kind {kind!r}; the kinds are "
+            f"Unsupported context size type {kind} for {parameter}. {owner}: the kinds are "
             f"{', '.join(map(repr, _KINDS))}."
         )
+    return _amount(owner, parameter, str(kind), value)
+
+
+def _amount(owner: str, parameter: str, kind: str, value: object) -> _Size:
+    """One amount of a known kind. Messages lead with LangChain's words for the same check (it
+    makes the type checks for trigger dicts only; a pair's value of the wrong type fails its
+    comparison with a TypeError, so ours is also one)."""
+    example = f"e.g. ({kind!r}, {_EXAMPLES[kind]})"
     if kind == "fraction":
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-            raise MiddlewareError(
-                f"{owner}: {parameter} fraction must be a number above 0 and at most 1, got "
-                f"{value!r}; e.g. ('fraction', 0.8) for 80% of the model's input window."
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise MiddlewareTypeError(
+                f"Fraction {parameter} values must be numeric, got {value!r}. {owner}: {example} "
+                "for 80% of the model's input window."
             )
-    elif isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise MiddlewareError(
-            f"{owner}: {parameter} {kind} must be a whole number above 0, got {value!r}; "
-            f"e.g. ({kind!r}, {20 if kind == 'messages' else 4000})."
-        )
-    return _Size(str(kind), float(value))
+        if not 0 < value <= 1:
+            raise MiddlewareError(
+                f"Fractional {parameter} values must be between 0 and 1, got {value}. {owner}: "
+                f"a fraction is above 0 and at most 1, {example}."
+            )
+    else:
+        if isinstance(value, bool):
+            raise MiddlewareTypeError(
+                f"{kind} {parameter} value must be numeric, got {value!r}. {owner}: {example}."
+            )
+        if not isinstance(value, int):
+            raise MiddlewareTypeError(
+                f"{kind} {parameter} values must be integers, got {value!r}. {owner}: {example}."
+            )
+        if value <= 0:
+            raise MiddlewareError(
+                f"{parameter} thresholds must be greater than 0, got {value}. {owner}: give a "
+                f"whole number above 0, {example}."
+            )
+    return _Size(kind, float(value))
+
+
+_EXAMPLES = {"fraction": "0.8", "tokens": "4000", "messages": "20"}
 
 
 def _trigger_clauses(owner: str, trigger: object) -> tuple[_Clause, ...]:
     if trigger is None:
         return ()
+    if not isinstance(trigger, Mapping | tuple | list):
+        raise MiddlewareTypeError(
+            f"Unsupported trigger type: {type(trigger)}. {owner}: trigger must be a (kind, "
+            f"amount) pair, a dict of them, or a list of either, e.g. ('tokens', 4000); got "
+            f"{trigger!r}."
+        )
     items = trigger if isinstance(trigger, list) else [trigger]
     if not items:
         raise MiddlewareError(
@@ -194,19 +224,29 @@ def _trigger_clauses(owner: str, trigger: object) -> tuple[_Clause, ...]:
     return tuple(_clause(owner, item) for item in items)
 
 
+def _metric(owner: str, kind: object, value: object) -> _Size:
+    """One entry of a trigger dict, checked in LangChain's order: its kind, then its value."""
+    if kind not in _KINDS:
+        raise MiddlewareError(
+            f"Unsupported trigger metric: {kind!r}. {owner}: the kinds are "
+            f"{', '.join(map(repr, _KINDS))}."
+        )
+    return _amount(owner, "trigger", str(kind), value)
+
+
 def _clause(owner: str, item: object) -> _Clause:
     if isinstance(item, Mapping):
         if not item:
             raise MiddlewareError(
-                f"{owner}: trigger has an empty dict; name at least one of "
-                f"{', '.join(map(repr, _KINDS))}, e.g. {{'tokens': 4000, 'messages': 10}}."
+                "trigger clause must specify at least one of 'tokens', 'messages', 'fraction'. "
+                f"{owner}: trigger has an empty dict; e.g. {{'tokens': 4000, 'messages': 10}}."
             )
-        return tuple(_amount(owner, "trigger", kind, value) for kind, value in item.items())
+        return tuple(_metric(owner, kind, value) for kind, value in item.items())
     if isinstance(item, tuple):
         return (_size(owner, "trigger", item),)
-    raise MiddlewareError(
-        f"{owner}: trigger must be a (kind, amount) pair, a dict of them, or a list of either; "
-        f"got {type(item).__name__} {item!r}."
+    raise MiddlewareTypeError(
+        f"Unsupported trigger item type: {type(item)}. {owner}: each item of a trigger list is a "
+        f"(kind, amount) pair or a dict of them; got {item!r}."
     )
 
 

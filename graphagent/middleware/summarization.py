@@ -225,8 +225,8 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         summary = await mode.invoke(writer, list(shown), config=_SUMMARY_CONFIG)
         if not isinstance(summary, str):
             raise MiddlewareTypeError(
-                f"{self.name}: summarizer must return the summary as a str, "
-                f"got {type(summary).__name__}."
+                f"`summarizer` must return a str, got {type(summary).__name__}. {self.name}: "
+                "return the summary text from the summarizer."
             )
         return summary.strip()
 
@@ -235,7 +235,9 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
     def _check_profile(self, model: BaseChatModel) -> None:
         if self._needs_window and max_input_tokens(model) is None:
             raise MiddlewareError(
-                f"{type(self).__name__}: a 'fraction' trigger or keep needs the model's input "
+                "Model profile information is required to use fractional token limits, and is "
+                f"unavailable for the specified model. {type(self).__name__}: a 'fraction' "
+                "trigger or keep needs the model's input "
                 f"window, but {type(model).__name__}.profile has no 'max_input_tokens'; use "
                 "('tokens', N) instead, or give the model a profile: "
                 "ChatModel(..., profile={'max_input_tokens': N})."
@@ -247,7 +249,7 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
 
 def _checked_callable(owner: str, parameter: str, value: TokenCounter) -> TokenCounter:
     if not callable(value):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"{owner}: {parameter} must be a function of a list of messages returning an int, "
             f"got {type(value).__name__}."
         )

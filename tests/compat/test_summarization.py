@@ -126,7 +126,7 @@ def test_a_summarizer_returning_no_text_is_a_type_error(how_call: str) -> None:
     )
     agent = create_agent(ScriptedChatModel(["done"]), [], middleware=[middleware])
 
-    with pytest.raises(TypeError, match="summarizer must return the summary as a str, got int"):
+    with pytest.raises(TypeError, match="`summarizer` must return a str, got int"):
         run_agent(agent, how_call, {"messages": history(2)})
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, TypedDict
 from urllib.parse import urlparse
 
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError
 
 BuiltinType: TypeAlias = Literal["email", "credit_card", "ip", "mac_address", "url"]
 
@@ -157,9 +157,9 @@ def resolve_detector(owner: str, pii_type: str, detector: Any) -> FindMatches:
     if detector is None:
         if pii_type not in BUILTIN_DETECTORS:
             raise MiddlewareError(
-                f"{owner}: pii_type={pii_type!r} is not a built-in type and no detector was "
-                f"given; use one of {sorted(BUILTIN_DETECTORS)}, or pass detector= (a regex or "
-                "a function)."
+                f"Unknown PII type: {pii_type}. Must be one of {list(BUILTIN_DETECTORS)} or "
+                f"provide a custom detector. {owner}: pii_type={pii_type!r} is not a built-in "
+                "type and no detector was given; pass detector= (a regex or a function)."
             )
         return BUILTIN_DETECTORS[pii_type]
     if isinstance(detector, str):
@@ -175,7 +175,7 @@ def resolve_detector(owner: str, pii_type: str, detector: Any) -> FindMatches:
         ]
     if callable(detector):
         return lambda text: _normalized(owner, pii_type, text, detector(text))
-    raise MiddlewareError(
+    raise MiddlewareTypeError(
         f"{owner}: detector is {type(detector).__name__}; pass a regex string, a function "
         "returning PIIMatch dicts, or None for a built-in type."
     )

@@ -73,12 +73,20 @@ class PIIDetectionError(GraphAgentError):
         self.pii_type = pii_type
         self.matches = list(matches)
         self.where = where
-        count = len(self.matches)
+        place = "" if where == "text content" else f", in {where}"
         super().__init__(
-            f"Detected {count} {pii_type} {'match' if count == 1 else 'matches'} in {where}; the "
-            "strategy is 'block', so the run stopped before the data went any further. Remove "
-            "it, or use strategy='redact', 'mask' or 'hash'."
+            f"Detected {len(self.matches)} instance(s) of {pii_type} in text content{place}; "
+            "the strategy is 'block', so the run stopped before the data went any further. "
+            "Remove it, or use strategy='redact', 'mask' or 'hash'."
         )
+
+
+def _unknown_strategy(owner: str, strategy: object) -> str:
+    """LangChain's words (it says them when it applies the strategy), then ours."""
+    return (
+        f"Unknown redaction strategy: {strategy}. {owner}: strategy={strategy!r} is unknown; "
+        f"use one of {list(get_args(Strategy))}."
+    )
 
 
 # -- applying one type's rule ---------------------------------------------------------------
@@ -146,10 +154,7 @@ class RedactionRule:
                 f"built-in types are {sorted(BUILTIN_DETECTORS)}."
             )
         if self.strategy not in get_args(Strategy):
-            raise MiddlewareError(
-                f"{owner}: strategy={self.strategy!r} is unknown; use one of "
-                f"{list(get_args(Strategy))}."
-            )
+            raise MiddlewareError(_unknown_strategy(owner, self.strategy))
         detect = resolve_detector(owner, self.pii_type, self.detector)
         return ResolvedRedactionRule(self.pii_type, self.strategy, detect)
 
@@ -297,9 +302,7 @@ class PIIMiddleware(
                 f"{sorted(BUILTIN_DETECTORS)}."
             )
         if strategy not in get_args(Strategy):
-            raise MiddlewareError(
-                f"{owner}: strategy={strategy!r} is unknown; use one of {list(get_args(Strategy))}."
-            )
+            raise MiddlewareError(_unknown_strategy(owner, strategy))
         if not (apply_to_input or apply_to_output or apply_to_tool_results):
             raise MiddlewareError(
                 f"{owner}[{pii_type}]: apply_to_input, apply_to_output and "

@@ -67,7 +67,7 @@ def resolved_interrupt_on(interrupt_on: Any) -> dict[str, InterruptOnConfig]:
         if setting is True:
             resolved[name] = InterruptOnConfig(allowed_decisions=list(DECISION_TYPES))
         elif isinstance(setting, Mapping):
-            resolved[name] = _checked_config(f"{OWNER}: interrupt_on['{name}']", setting)
+            resolved[name] = _checked_config(name, setting)
         elif setting is not False:
             raise MiddlewareError(
                 f"{OWNER}: interrupt_on['{name}'] is {setting!r}; use True, False or "
@@ -95,17 +95,21 @@ _OPTIONAL_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
 )
 
 
-def _checked_config(where: str, config: Mapping[str, Any]) -> InterruptOnConfig:
+def _checked_config(name: str, config: Mapping[str, Any]) -> InterruptOnConfig:
+    where = f"{OWNER}: interrupt_on['{name}']"
     unknown = sorted(set(config) - CONFIG_KEYS)
+    allowed = config.get("allowed_decisions")
+    if not isinstance(allowed, list | tuple) or not allowed:
+        misspelt = f" (unknown key(s) {unknown}; the keys are {sorted(CONFIG_KEYS)})"
+        raise MiddlewareError(
+            f"Invalid `interrupt_on` config for tool '{name}': `allowed_decisions` must be a "
+            "non-empty list of decision types (e.g. ['approve', 'reject']). "
+            f"{where} has allowed_decisions={allowed!r}{misspelt if unknown else ''}; draw it "
+            f"from {list(DECISION_TYPES)}."
+        )
     if unknown:
         raise MiddlewareError(
             f"{where} has unknown key(s) {unknown}; the keys are {sorted(CONFIG_KEYS)}."
-        )
-    allowed = config.get("allowed_decisions")
-    if not isinstance(allowed, list | tuple) or not allowed:
-        raise MiddlewareError(
-            f"{where} needs allowed_decisions, a non-empty list drawn from "
-            f"{list(DECISION_TYPES)}, got {allowed!r}."
         )
     wrong = [d for d in allowed if d not in DECISION_TYPES]
     if wrong:
@@ -180,6 +184,8 @@ def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HIT
     if len(decisions) != len(reviews):
         names = ", ".join(r.call["name"] for r in reviews)
         raise InvalidDecisionError(
+            f"Number of human decisions ({len(decisions)}) does not match number of hanging "
+            f"tool calls ({len(reviews)}). "
             f"{OWNER}: got {len(decisions)} decision(s) for {len(reviews)} tool call(s) "
             f"awaiting review ({names}); send exactly one per action request, in order. "
             f"{_STILL_OPEN}"
@@ -189,12 +195,34 @@ def checked_response(reviews: list[Review], edits: EditRules, value: Any) -> HIT
         if problem:
             name = review.call["name"]
             raise InvalidDecisionError(
+                f"{_langchain_words(review, decision, edits)}"
                 f"{OWNER}: decision {index} (for the call to '{name}') {problem}. {_STILL_OPEN}",
                 index=index,
                 tool_name=name,
                 allowed=review.allowed,
             )
     return HITLResponse(decisions=decisions)
+
+
+def _langchain_words(review: Review, decision: Any, edits: EditRules) -> str:
+    """LangChain's message for the two decision checks it makes too, to lead ours; else ''."""
+    if not isinstance(decision, Mapping):
+        return ""
+    kind, call = decision.get("type"), review.call
+    if kind not in review.allowed:
+        return (
+            f"Unexpected human decision: {decision}. Decision type '{kind}' is not allowed for "
+            f"tool '{call['name']}'. Expected one of {list(review.allowed)} based on the tool's "
+            "configuration. "
+        )
+    action = decision.get("edited_action")
+    name = action.get("name") if kind == "edit" and isinstance(action, Mapping) else None
+    if isinstance(name, str) and name not in edits.tools:
+        return (
+            f"Reviewer edited tool call {call['id']!r} to {name!r}, which is not an available "
+            f"tool. Available tools: {', '.join(sorted(edits.tools))}. "
+        )
+    return ""
 
 
 def decision_problem(allowed: Sequence[str], decision: Any, edits: EditRules) -> str | None:

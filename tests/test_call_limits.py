@@ -299,8 +299,8 @@ def test_two_model_limiters_do_not_count_a_call_twice(how_call: str) -> None:
         ),
         (
             {"run_limit": 1, "exit_behavior": "continue"},
-            "Invalid exit_behavior: 'continue'. ModelCallLimitMiddleware's exit_behavior must be "
-            "one of 'end', 'error'.",
+            "Invalid exit_behavior: continue. Must be 'end' or 'error'. ModelCallLimitMiddleware "
+            "got exit_behavior='continue'; pass one of 'end', 'error'.",
         ),
     ],
 )
@@ -612,8 +612,9 @@ def test_tool_limit_error_carries_the_thread_count(how_call: str) -> None:
         ),
         (
             {"run_limit": 1, "exit_behavior": "stop"},
-            "Invalid exit_behavior: 'stop'. ToolCallLimitMiddleware's exit_behavior must be one "
-            "of 'continue', 'error', 'end'.",
+            "Invalid exit_behavior: 'stop'. Must be one of ('continue', 'error', 'end'). "
+            "ToolCallLimitMiddleware got exit_behavior='stop'; pass one of 'continue', 'error', "
+            "'end'.",
         ),
         (
             {"run_limit": 1, "tool_name": ""},

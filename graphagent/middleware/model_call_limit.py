@@ -43,7 +43,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent._options import refuse_unknown_arguments
-from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest
@@ -122,7 +122,7 @@ def _checked_limit(owner: str, parameter: str, value: object) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"{owner}: {parameter} must be a whole number of calls or None, got {value!r} "
             f"({type(value).__name__}); pass e.g. {parameter}=5."
         )
@@ -143,12 +143,15 @@ def _check_some_limit(owner: str, thread_limit: int | None, run_limit: int | Non
         )
 
 
-def _checked_exit_behavior(owner: str, value: object, allowed: tuple[str, ...]) -> Any:
-    """``value`` if it is one of ``allowed``; else a MiddlewareError listing them."""
+def _checked_exit_behavior(
+    owner: str, value: object, allowed: tuple[str, ...], langchain_words: str
+) -> Any:
+    """``value`` if it is one of ``allowed``; else a MiddlewareError led by ``langchain_words``
+    (LangChain's message for the check, which differs between the two limiters)."""
     if value not in allowed:
         choices = ", ".join(map(repr, allowed))
         raise MiddlewareError(
-            f"Invalid exit_behavior: {value!r}. {owner}'s exit_behavior must be one of {choices}."
+            f"{langchain_words}. {owner} got exit_behavior={value!r}; pass one of {choices}."
         )
     return value
 
@@ -185,7 +188,10 @@ class ModelCallLimitMiddleware(ModelCallCore[ModelCallLimitState[ResponseT], Con
         self.run_limit = _checked_limit(owner, "run_limit", run_limit)
         _check_some_limit(owner, self.thread_limit, self.run_limit)
         self.exit_behavior: Literal["end", "error"] = _checked_exit_behavior(
-            owner, exit_behavior, _EXIT_BEHAVIORS
+            owner,
+            exit_behavior,
+            _EXIT_BEHAVIORS,
+            f"Invalid exit_behavior: {exit_behavior}. Must be 'end' or 'error'",
         )
 
     def before_agent(

@@ -198,7 +198,10 @@ class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], Con
         _check_some_limit(owner, self.thread_limit, self.run_limit)
         _check_run_within_thread(owner, self.thread_limit, self.run_limit)
         self.exit_behavior: ExitBehavior = _checked_exit_behavior(
-            owner, exit_behavior, _EXIT_BEHAVIORS
+            owner,
+            exit_behavior,
+            _EXIT_BEHAVIORS,
+            f"Invalid exit_behavior: {exit_behavior!r}. Must be one of {_EXIT_BEHAVIORS}",
         )
 
     @property

@@ -60,7 +60,10 @@ def test_error_raises_model_call_limit_exceeded_error(how_call: str) -> None:
     ("kwargs", "start"),
     [
         ({}, "At least one limit must be specified (thread_limit or run_limit)"),
-        ({"run_limit": 1, "exit_behavior": "continue"}, "Invalid exit_behavior: 'continue'."),
+        (
+            {"run_limit": 1, "exit_behavior": "continue"},
+            "Invalid exit_behavior: continue. Must be 'end' or 'error'",
+        ),
     ],
 )
 def test_bad_options_raise_value_error_in_langchains_words(

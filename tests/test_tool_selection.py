@@ -272,9 +272,9 @@ def test_always_include_naming_an_unknown_tool_fails_when_the_agent_is_built() -
         create_agent(ScriptedChatModel([]), TOOLS, middleware=[middleware])
 
     assert str(caught.value) == (
-        "LLMToolSelectorMiddleware: always_include names ['send_mail'], which the agent does not "
-        "have; its tools are ['book_flight', 'get_stock', 'get_weather', 'send_email']. Fix the "
-        "name(s) or add the tool(s)."
+        "Tools in always_include not found in request: ['send_mail']. Available tools: "
+        "['book_flight', 'get_stock', 'get_weather', 'send_email']. LLMToolSelectorMiddleware: "
+        "always_include names tools the agent does not have; fix the name(s) or add the tool(s)."
     )
 
 

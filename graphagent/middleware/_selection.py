@@ -42,6 +42,7 @@ class Picks:
     names: tuple[str, ...] | None
     note: str = ""
     capped: bool = True  # False for an on_parsing_failure choice, which max_tools does not cut
+    invalid: tuple[str, ...] = ()  # what a structured answer named that is no tool offered
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,7 @@ def structured_picks(reply: Reply, selection: Selection) -> Picks:
     raw = value.get("raw") if isinstance(value, dict) else None
     parsed = value.get("parsed") if isinstance(value, dict) and "raw" in value else value
     items = _items(parsed)
+    structured = items is not None
     if items is None:
         items = [text] if (text := message_text(raw)) else []
         if not items:
@@ -135,18 +137,20 @@ def structured_picks(reply: Reply, selection: Selection) -> Picks:
     names = _resolve_all(items, selection.candidates)
     if names:
         return Picks(names)
-    return Picks(None, f"structured answer {items!r} names no tool")
+    invalid = tuple(items) if structured else ()
+    return Picks(None, f"structured answer {items!r} names no tool", invalid=invalid)
 
 
 def text_picks(reply: Reply, selection: Selection, earlier: Picks) -> Picks:
     if reply.error is not None:
         note = f"plain-text selection failed: {show_error(reply.error)}"
-        return Picks(None, f"{earlier.note}; {note}")
+        return Picks(None, f"{earlier.note}; {note}", invalid=earlier.invalid)
     text = message_text(reply.value)
     names = _resolve(text, selection.candidates)
     if names:
         return Picks(tuple(names))
-    return Picks(None, f"{earlier.note}; plain-text answer {text!r} names no tool")
+    note = f"{earlier.note}; plain-text answer {text!r} names no tool"
+    return Picks(None, note, invalid=earlier.invalid)
 
 
 def _items(parsed: Any) -> list[str] | None:

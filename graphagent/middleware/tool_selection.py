@@ -23,7 +23,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent._options import refuse_unknown_arguments
-from graphagent.errors import MiddlewareError, ToolSelectionError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError, ToolSelectionError
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._selection import (
     Candidate,
@@ -103,9 +103,7 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         self.system_prompt = system_prompt
         self.max_tools = _checked_max_tools(max_tools)
         self.always_include: tuple[str, ...] = _checked_names(always_include)
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise _option_error("max_retries", max_retries, "pass an int >= 0")
-        self.max_retries = max_retries
+        self.max_retries = _checked_max_retries(max_retries)
         self.on_parsing_failure = _checked_on_parsing_failure(on_parsing_failure)
 
     @property
@@ -119,12 +117,18 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         options = {"always_include": self.always_include}
         if isinstance(self.on_parsing_failure, tuple):  # a list, as checked when made
             options["on_parsing_failure"] = self.on_parsing_failure
+        tools = sorted(agent.tool_names)
         for option, names in options.items():
             unknown = [name for name in names if name not in agent.tool_names]
             if unknown:
+                # LangChain checks both on a model call, in these words.
+                if option == "always_include":
+                    lead = f"Tools in always_include not found in request: {unknown}."
+                else:
+                    lead = f"Model selected invalid tools: {unknown}."
                 raise MiddlewareError(
-                    f"{self.name}: {option} names {unknown}, which the agent does not have; "
-                    f"its tools are {sorted(agent.tool_names)}. Fix the name(s) or add the tool(s)."
+                    f"{lead} Available tools: {tools}. {self.name}: {option} names tools the "
+                    "agent does not have; fix the name(s) or add the tool(s)."
                 )
 
     async def _wrap_model_call(
@@ -159,8 +163,14 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         if choice == "all":
             return failed  # _narrowed keeps every tool and logs why
         if choice == "error":
+            lead = (
+                f"Model selected invalid tools: {list(failed.invalid)}."
+                if failed.invalid
+                else f"{self.name}: selection model returned a malformed response after "
+                f"{self.max_retries} retries (expected a dict with a 'tools' list)."
+            )
             raise ToolSelectionError(
-                f"{self.name}: the selection model named no tool after {self.max_retries} "
+                f"{lead} {self.name}: the selection model named no tool after {self.max_retries} "
                 f"retries ({failed.note}). Pass on_parsing_failure='all', 'none', a list of "
                 "tool names or a function to choose the tools instead of failing."
             )
@@ -173,8 +183,9 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         unknown = [name for name in names if name not in selection.names]
         if unknown:
             raise ToolSelectionError(
-                f"{self.name}: on_parsing_failure chose {unknown}, which are not tools offered "
-                f"for selection; they are {selection.names}."
+                f"Model selected invalid tools: {unknown}. {self.name}: on_parsing_failure chose "
+                f"{unknown}, which are not tools offered for selection; they are "
+                f"{selection.names}."
             )
         logger.warning("%s: %s; on_parsing_failure selects %s", self.name, failed.note, names)
         return Picks(tuple(names), failed.note, capped=False)
@@ -258,6 +269,19 @@ def _last_user_text(messages: Sequence[BaseMessage]) -> str | None:
 
 def _option_error(parameter: str, value: object, fix: str) -> MiddlewareError:
     return MiddlewareError(f"{_OWNER}: {parameter}={value!r} is not valid; {fix}.")
+
+
+def _checked_max_retries(max_retries: object) -> int:
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+        raise MiddlewareTypeError(
+            f"{_OWNER}: max_retries={max_retries!r} is not valid; pass an int >= 0."
+        )
+    if max_retries < 0:
+        raise MiddlewareError(
+            f"max_retries must be >= 0. {_OWNER} got max_retries={max_retries}; pass 0 to give "
+            "up after the first answer."
+        )
+    return max_retries
 
 
 def _checked_max_tools(max_tools: object) -> int | None:

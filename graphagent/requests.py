@@ -13,7 +13,7 @@ from langgraph.typing import ContextT
 
 from graphagent._deprecated import warn_deprecated
 from graphagent._options import refuse_unknown_arguments, unknown_argument_message
-from graphagent.errors import UnknownArgumentError
+from graphagent.errors import MiddlewareTypeError, UnknownArgumentError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -66,11 +66,19 @@ _FIELD_ORDER = tuple(f.name for f in dataclasses.fields(ModelRequest))
 _REQUEST_FIELDS = frozenset(_FIELD_ORDER)
 
 
+def _refuse_both(where: str, changes: dict[str, Any]) -> None:
+    if "system_prompt" in changes and "system_message" in changes:
+        # A TypeError, as before, and the ValueError LangChain raises, in its words.
+        raise MiddlewareTypeError(
+            "Cannot specify both system_prompt and system_message: "
+            f"{where} takes system_prompt or system_message, not both"
+        )
+
+
 def _system_prompt_to_message(where: str, changes: dict[str, Any]) -> None:
     """Turn a ``system_prompt`` in ``changes`` into the ``system_message`` it stands for."""
     if "system_prompt" in changes:
-        if "system_message" in changes:
-            raise TypeError(f"{where} takes system_prompt or system_message, not both")
+        _refuse_both(where, changes)
         prompt = changes.pop("system_prompt")
         changes["system_message"] = None if prompt is None else SystemMessage(prompt)
 
@@ -83,6 +91,7 @@ def _init_request(request: ModelRequest[Any], *args: Any, **fields: Any) -> None
     """The dataclass ``__init__``, also taking LangChain's deprecated ``system_prompt=``."""
     _refuse_unknown_fields("ModelRequest", fields)
     if "system_prompt" in fields:
+        _refuse_both("ModelRequest()", fields)  # before the warning, as LangChain does
         warn_deprecated("ModelRequest", "system_prompt=", "system_message=SystemMessage(...)")
         _system_prompt_to_message("ModelRequest()", fields)
     _build_request(request, *args, **fields)

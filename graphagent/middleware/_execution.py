@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graphagent._options import refuse_unknown_arguments
-from graphagent.errors import MiddlewareError, ShellToolError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError, ShellToolError
 
 __all__ = [
     "SHELL_TEMP_PREFIX",
@@ -178,7 +178,7 @@ class CodexSandboxExecutionPolicy(BaseExecutionPolicy):
 
     def command_line(self, command: Sequence[str]) -> list[str]:
         """The full command that starts ``command`` (the shell) in the sandbox."""
-        argv = [_installed(self, self.binary, "Codex sandbox"), "sandbox", self._platform()]
+        argv = [_installed(self, self.binary, "Codex sandbox policy"), "sandbox", self._platform()]
         for key, value in sorted(self.config_overrides.items()):
             argv += ["-c", f"{key}={_as_json(value)}"]
         return [*argv, "--", *command]
@@ -363,7 +363,8 @@ def _check_positive(policy: object, name: str, value: Any, when: str = "") -> No
     number_ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not number_ok or value <= 0:
         qualifier = f" {when}" if when else ""
-        raise MiddlewareError(
+        # Not a number at all: also the TypeError LangChain's comparison with 0 raises.
+        raise (MiddlewareError if number_ok else MiddlewareTypeError)(
             f"{name} must be positive{qualifier}; {type(policy).__name__} got {name}={value!r}. "
             f"Pass a number above 0."
         )

@@ -80,8 +80,9 @@ class ShellProcess:
             process.kill()
             process.wait()
             raise ShellToolError(
-                "The execution policy started the shell without pipes; its spawn() must pass "
-                "stdin, stdout and stderr as subprocess.PIPE."
+                "Failed to initialize shell session pipes: the execution policy started the "
+                "shell without them; its spawn() must pass stdin, stdout and stderr as "
+                "subprocess.PIPE."
             )
         self.process = process
         self._stdin, self._stdout, self._stderr = process.stdin, process.stdout, process.stderr

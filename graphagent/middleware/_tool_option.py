@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -48,16 +48,24 @@ def covers(names: frozenset[str] | None, tool_name: str) -> bool:
 
 
 def check_known(
-    owner: str, parameter: str, names: frozenset[str] | None, agent: AgentFacts
+    owner: str,
+    parameter: str,
+    names: frozenset[str] | None,
+    agent: AgentFacts,
+    *,
+    langchain_words: Callable[[list[str]], str] | None = None,
 ) -> None:
     """Fail the build when ``names`` holds a tool the agent does not execute (a typo, usually).
 
-    Provider tools are left out: their calls never reach a tool-call hook.
+    Provider tools are left out: their calls never reach a tool-call hook. Where LangChain
+    makes the same check (later, on a model call), ``langchain_words`` gives its message for the
+    unknown names, which then leads ours.
     """
     executed = sorted(tool.name for tool in agent.tools)
     unknown = sorted((names or frozenset()) - set(executed))
     if unknown:
+        lead = f"{langchain_words(unknown)}. " if langchain_words else ""
         raise MiddlewareError(
-            f"{owner}: {parameter} names {unknown}, which the agent does not have; its tools are "
-            f"{executed}. Fix the name(s) or add the tool(s) to the agent."
+            f"{lead}{owner}: {parameter} names {unknown}, which the agent does not have; its "
+            f"tools are {executed}. Fix the name(s) or add the tool(s) to the agent."
         )

@@ -65,7 +65,16 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Reject ``searchable_tools`` names the agent does not have."""
-        check_known(self.name, "searchable_tools", frozenset(self.searchable_tool_names), agent)
+        check_known(
+            self.name,
+            "searchable_tools",
+            frozenset(self.searchable_tool_names),
+            agent,
+            langchain_words=lambda unknown: (
+                "ProviderToolSearchMiddleware: searchable_tools references tool(s) not bound to "
+                f"the model: {', '.join(unknown)}"
+            ),
+        )
 
     def wrap_model_call(
         self,

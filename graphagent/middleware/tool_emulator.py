@@ -28,7 +28,7 @@ from graphagent._options import refuse_unknown_arguments
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
-from graphagent.models import HelperModel
+from graphagent.models import HelperModel, MissingIntegrationError
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["LLMToolEmulator"]
@@ -77,8 +77,9 @@ class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
             warn_deprecated(
                 "LLMToolEmulator", f"leaving out model (default {DEFAULT_MODEL!r})", "model=..."
             )
-            model = DEFAULT_MODEL
-        self._emulator = HelperModel("LLMToolEmulator", "model", model)
+            self._emulator = _default_emulator()
+        else:
+            self._emulator = HelperModel("LLMToolEmulator", "model", model)
 
     @property
     def model(self) -> BaseChatModel:
@@ -142,3 +143,16 @@ def _parameters(tool: BaseTool) -> dict[str, Any]:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _default_emulator() -> HelperModel:
+    """The deprecated default model; without its package, LangChain's words lead the error."""
+    try:
+        return HelperModel("LLMToolEmulator", "model", DEFAULT_MODEL)
+    except MissingIntegrationError as error:
+        raise MissingIntegrationError(
+            "LLMToolEmulator's default model requires `langchain-anthropic` to be installed. "
+            f"{error} Or pass model=... (a chat model or a model id) to use another provider.",
+            provider=error.provider,
+            package=error.package,
+        ) from None

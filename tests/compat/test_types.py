@@ -34,16 +34,19 @@ def test_system_prompt_builds_the_system_message() -> None:
 
 
 def test_system_prompt_and_system_message_together_are_refused() -> None:
-    with (
-        pytest.warns(DeprecationWarning, match="system_prompt"),
-        pytest.raises(TypeError, match="system_prompt or system_message, not both"),
-    ):
+    # LangChain's ValueError in its words (and a TypeError, as before), ahead of the warning.
+    with pytest.raises(
+        ValueError, match=r"^Cannot specify both system_prompt and system_message"
+    ) as caught:
         ModelRequest(  # type: ignore[call-arg]
             model=ScriptedChatModel(["x"]),
             messages=[],
             system_prompt="a",
             system_message=SystemMessage("b"),
         )
+
+    assert isinstance(caught.value, TypeError)
+    assert "not both" in str(caught.value)
 
 
 @pytest.mark.parametrize("prompt", ["Answer in French.", None])

@@ -350,3 +350,9 @@ def test_an_edit_is_immutable_and_exclusions_are_a_tuple() -> None:
     assert edit.exclude_tools == ("fetch",)
     with pytest.raises(AttributeError):
         edit.keep = 5  # type: ignore[misc]
+
+
+def test_a_token_counter_that_is_not_callable_is_also_a_type_error() -> None:
+    # LangChain raises TypeError when it calls it; `except TypeError` keeps working.
+    with pytest.raises(TypeError, match="token_counter must be a function"):
+        ContextEditingMiddleware(token_counter=3)  # type: ignore[arg-type]

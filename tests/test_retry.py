@@ -672,6 +672,28 @@ def test_invalid_options_are_refused_when_built(
 
 
 @pytest.mark.parametrize(
+    ("options", "wrong_type"),
+    [
+        ({"max_retries": "3"}, True),
+        ({"initial_delay": "1"}, True),
+        ({"jitter": "yes"}, True),
+        ({"retry_on": "ConnectionError"}, True),
+        ({"on_failure": None}, True),
+        ({"max_retries": -1}, False),
+        ({"max_delay": -1}, False),
+        ({"on_failure": "ignore"}, False),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_also_a_type_error(
+    options: dict[str, Any], wrong_type: bool
+) -> None:
+    # LangChain compares or calls such a value, which raises TypeError; keep `except TypeError`.
+    with pytest.raises(ValueError, match=r"^(.* must be >= 0: )?ModelRetryMiddleware\(") as caught:
+        ModelRetryMiddleware(**options)
+    assert isinstance(caught.value, TypeError) is wrong_type
+
+
+@pytest.mark.parametrize(
     ("tools", "message"),
     [
         ("search", "tools='search'): tools is not a list"),

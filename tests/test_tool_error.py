@@ -251,3 +251,9 @@ def test_the_hidden_exception_is_logged_for_developers(
 def test_bad_options_fail_at_construction(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(MiddlewareError, match=message):
         ToolErrorMiddleware(**kwargs)
+
+
+def test_a_handler_that_is_not_callable_is_also_a_type_error() -> None:
+    # LangChain raises TypeError when it calls it; `except TypeError` keeps working.
+    with pytest.raises(TypeError, match=r"on_error=\.\.\.\) got 'oops' \(str\)"):
+        ToolErrorMiddleware(on_error="oops")  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from langgraph.errors import GraphBubbleUp
 
 from graphagent._deprecated import warn_deprecated
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError
 
 if TYPE_CHECKING:
     from graphagent._bridge import Mode
@@ -191,6 +191,7 @@ def retry_policy(
             "max_retries",
             max_retries,
             "must be a whole number >= 0 (retries after the first attempt; 0 disables retrying)",
+            wrong_type=not _is_number(max_retries),
         )
     return RetryPolicy(
         max_retries=max_retries,
@@ -215,6 +216,7 @@ def _check_retry_on(owner: str, retry_on: Any) -> RetryOn:
                 retry_on,
                 f"holds {wrong[0]!r}, which is not an Exception subclass; "
                 "list exception classes such as (ConnectionError, TimeoutError)",
+                wrong_type=True,
             )
         return retry_on
     if callable(retry_on):
@@ -225,6 +227,7 @@ def _check_retry_on(owner: str, retry_on: Any) -> RetryOn:
         retry_on,
         "must be a tuple of exception classes, e.g. (ConnectionError,), "
         "or a function taking the exception and returning True to retry",
+        wrong_type=True,
     )
 
 
@@ -245,29 +248,34 @@ def _check_on_failure(owner: str, on_failure: Any) -> OnFailure:
         on_failure,
         "must be 'continue', 'error', or a function taking the exception and returning "
         "the message text",
+        wrong_type=not isinstance(on_failure, str),
     )
 
 
 def _check_number(owner: str, param: str, value: Any, *, allow_infinity: bool = False) -> float:
-    number_ok = isinstance(value, int | float) and not isinstance(value, bool)
+    number_ok = _is_number(value)
     if number_ok and value >= 0 and (math.isfinite(value) or (allow_infinity and value > 0)):
         return float(value)
     kind = "a number >= 0 (float('inf') for no cap)" if allow_infinity else "a finite number >= 0"
-    raise _invalid(owner, param, value, f"must be {kind}")
+    raise _invalid(owner, param, value, f"must be {kind}", wrong_type=not number_ok)
 
 
 def _check_jitter(owner: str, jitter: Any) -> bool:
     if isinstance(jitter, bool):
         return jitter
-    raise _invalid(owner, "jitter", jitter, "must be True or False")
+    raise _invalid(owner, "jitter", jitter, "must be True or False", wrong_type=True)
 
 
-def _invalid(owner: str, param: str, value: Any, problem: str) -> MiddlewareError:
+def _invalid(
+    owner: str, param: str, value: Any, problem: str, *, wrong_type: bool
+) -> MiddlewareError:
+    """The error for a bad option: also a ``TypeError`` when the value is of the wrong type, as
+    LangChain's comparisons and calls raise for it."""
     message = f"{owner}({param}={value!r}): {param} {problem}."
-    if param in _CHECKED_BY_LANGCHAIN and _is_negative(value):  # LangChain's words first
+    if param in _CHECKED_BY_LANGCHAIN and _is_number(value) and value < 0:  # LangChain's words
         message = f"{param} must be >= 0: {message}"
-    return MiddlewareError(message)
+    return MiddlewareTypeError(message) if wrong_type else MiddlewareError(message)
 
 
-def _is_negative(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value < 0
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -21,7 +21,7 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent._options import refuse_unknown_arguments
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, MiddlewareTypeError
 from graphagent.middleware._context_size import TokenCounter
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.requests import ModelRequest, ModelResponse
@@ -159,7 +159,7 @@ class ContextEditingMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, Re
                 f"{token_count_method!r}."
             )
         if token_counter is not None and not callable(token_counter):
-            raise MiddlewareError(
+            raise MiddlewareTypeError(
                 f"{owner}: token_counter must be a function of a list of messages returning "
                 f"an int, got {type(token_counter).__name__}."
             )

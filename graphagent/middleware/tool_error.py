@@ -14,7 +14,11 @@ from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
 from graphagent._options import refuse_unknown_arguments
-from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
+from graphagent.errors import (
+    AsyncOnlyHookError,
+    HookReturnError,
+    MiddlewareTypeError,
+)
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, covers, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
@@ -147,7 +151,7 @@ def _called_name(request: ToolCallRequest) -> str:
 
 def _check_callable(parameter: str, value: object) -> None:
     if value is not None and not callable(value):
-        raise MiddlewareError(
+        raise MiddlewareTypeError(
             f"ToolErrorMiddleware({parameter}=...) got {value!r} ({type(value).__name__}), which "
             f"is not callable; pass a function {parameter}(exc, request) returning a str, or None "
             "to re-raise."

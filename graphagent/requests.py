@@ -90,6 +90,8 @@ _build_request = ModelRequest.__init__
 def _init_request(request: ModelRequest[Any], *args: Any, **fields: Any) -> None:
     """The dataclass ``__init__``, also taking LangChain's deprecated ``system_prompt=``."""
     _refuse_unknown_fields("ModelRequest", fields)
+    if "system_prompt" in fields and fields["system_prompt"] is None:
+        del fields["system_prompt"]  # LangChain's default: the same as leaving it out
     if "system_prompt" in fields:
         _refuse_both("ModelRequest()", fields)  # before the warning, as LangChain does
         warn_deprecated("ModelRequest", "system_prompt=", "system_message=SystemMessage(...)")

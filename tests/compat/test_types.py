@@ -108,3 +108,13 @@ def test_the_same_agent_runs_under_ainvoke() -> None:
     result = asyncio.run(agent.ainvoke({"messages": ["q"]}))
 
     assert result["messages"][-1].content == "hi"
+
+
+def test_system_prompt_none_is_the_same_as_leaving_it_out() -> None:
+    message = SystemMessage("Be brief.")
+
+    request = ModelRequest(  # type: ignore[call-arg]
+        model=ScriptedChatModel(["x"]), messages=[], system_prompt=None, system_message=message
+    )
+
+    assert request.system_message == message

@@ -41,7 +41,7 @@ def build_graph(
     for group in plan.groups:
         graph.add_node(
             group.node,
-            hook_node(group, plan.routes[group.node], fields),
+            hook_node(group, plan.routes[group.node], fields, plan.facts),
             trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.wrap_tool_call))

@@ -18,14 +18,18 @@ from graphagent._log import hook_step
 from graphagent._plan import TOOLS_NODE, Hook, HookGroup, Route
 from graphagent._state_view import StateChannels, StateView
 from graphagent.errors import HookReturnError, note_origin
+from graphagent.middleware.base import AgentFacts, running
 from graphagent.state import JUMP_TARGETS
 
 
-def hook_node(group: HookGroup, route: Route, fields: StateChannels) -> RunnableCallable:
-    """The node running ``group``'s hooks. A sync-only hook runs inline under async runs (as
-    langgraph runs sync nodes); an async-only hook under a sync run raises a clear error."""
+def hook_node(
+    group: HookGroup, route: Route, fields: StateChannels, facts: AgentFacts
+) -> RunnableCallable:
+    """The node running ``group``'s hooks, as hooks of the agent ``facts`` describes. A sync-only
+    hook runs inline under async runs (as langgraph runs sync nodes); an async-only hook under a
+    sync run raises a clear error."""
     state_keys = fields.keys
-    steps = [HookStep(hook, route, state_keys) for hook in group.hooks]
+    steps = [HookStep(hook, route, state_keys, facts) for hook in group.hooks]
     step: HookStep | FusedStep = steps[0]
     if len(steps) > 1:
         step = FusedStep(group.node, steps, fields)
@@ -40,10 +44,12 @@ class HookStep:
     function's closure looking for subgraphs, which a plain object skips.
     """
 
-    __slots__ = ("hook", "route", "state_keys")
+    __slots__ = ("facts", "hook", "route", "state_keys")
 
-    def __init__(self, hook: Hook, route: Route, state_keys: frozenset[str]) -> None:
-        self.hook, self.route, self.state_keys = hook, route, state_keys
+    def __init__(
+        self, hook: Hook, route: Route, state_keys: frozenset[str], facts: AgentFacts
+    ) -> None:
+        self.hook, self.route, self.state_keys, self.facts = hook, route, state_keys, facts
 
     def __call__(self, state: Any, runtime: Runtime[Any]) -> Any:
         return run_sync(self.run(SYNC, state, runtime), self.hook.label)
@@ -60,7 +66,8 @@ class HookStep:
                 raise async_only_hook_error(self.hook)
             implementation, mode = self.hook.sync, SYNC
         try:
-            update = await mode.call(implementation, state, runtime)
+            with running(self.facts):
+                update = await mode.call(implementation, state, runtime)
         except Exception as error:
             note_origin(error, self.hook.label)
             raise

@@ -129,6 +129,9 @@ class Plan:
     schemas: MergedSchemas
     entry: str
     routes: Mapping[str, Route]
+    facts: AgentFacts
+    """What the middleware checked the agent against (``validate_agent``); node hooks run with
+    it as the :func:`~graphagent.middleware.base.running_agent`."""
     fused: bool = False
     """Whether the node hooks of each position run as one node (``fuse_hooks``)."""
 
@@ -199,6 +202,7 @@ def compile_plan(
         schemas=schemas,
         entry=entry,
         routes=MappingProxyType(routes),
+        facts=facts,
         fused=fuse_hooks,
     )
 

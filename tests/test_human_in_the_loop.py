@@ -938,3 +938,34 @@ def test_an_agent_built_with_checkpointing_disabled_is_refused_at_build_time() -
         MiddlewareError, match=r"built with checkpointer=False; pass a checkpointer"
     ):
         create_agent(Model([]), [send_email], middleware=[hitl], checkpointer=False)
+
+
+@tool("delete_file")
+def delete_file_forced(path: str, force: bool) -> str:
+    """Delete a file, even a protected one when forced."""
+    RAN.append(f"delete_file({path}, force={force})")
+    return f"deleted {path}"
+
+
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_one_instance_shared_by_two_agents_checks_each_against_its_own_tools(
+    how_call: str, mode: Any
+) -> None:
+    # The agent built last has a delete_file that requires `force`; the first agent's does not,
+    # and an edit in the first agent is checked against the first agent's tool.
+    shared = HumanInTheLoopMiddleware({"delete_file": True}, interrupt_mode=mode)
+    first = create_agent(
+        ScriptedChatModel([calls(DELETE), "done"]),
+        [delete_file],
+        middleware=[shared],
+        checkpointer=InMemorySaver(),
+    )
+    create_agent(ScriptedChatModel([]), [delete_file_forced], middleware=[shared])
+    run_agent(first, how_call, {"messages": ["tidy up"]}, config=THREAD)
+
+    edit = {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "/old"}}}
+    answer = {"decisions": [edit]} if mode == "batched" else edit
+    result = run_agent(first, how_call, Command(resume=answer), config=THREAD)
+
+    assert RAN == ["delete_file(/old)"]
+    assert result["messages"][-1].text == "done"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -51,6 +53,28 @@ class AgentFacts:
         """The names of every tool the model is offered, named provider tools included."""
         named = (t.get("name") for t in self.provider_tools)
         return frozenset(tool.name for tool in self.tools) | {n for n in named if n}
+
+
+_RUNNING: ContextVar[AgentFacts | None] = ContextVar("graphagent_running_agent", default=None)
+
+
+def running_agent() -> AgentFacts | None:
+    """The facts of the agent whose node hook is running (``None`` outside one).
+
+    A middleware instance may serve several agents; what ``validate_agent`` saw is the last
+    agent built, while this is the one running now.
+    """
+    return _RUNNING.get()
+
+
+@contextmanager
+def running(facts: AgentFacts) -> Iterator[None]:
+    """Make ``facts`` the :func:`running_agent` inside the block."""
+    token = _RUNNING.set(facts)
+    try:
+        yield
+    finally:
+        _RUNNING.reset(token)
 
 
 ToolResult = ToolMessage | Command[Any]

@@ -107,7 +107,7 @@ from graphagent.middleware._hitl_types import (
     ReviewConfig,
     ToolApprovalRequest,
 )
-from graphagent.middleware.base import AgentFacts, ToolResult
+from graphagent.middleware.base import AgentFacts, ToolResult, running_agent
 from graphagent.state import ResponseT
 
 __all__ = [
@@ -248,11 +248,11 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             stream_writer=runtime.stream_writer,
             tool_call_id=call["id"],
             store=runtime.store,
-            tools=list(self._tools.values()),
+            tools=list(self._agent_tools().values()),
             execution_info=runtime.execution_info,
             server_info=runtime.server_info,
         )
-        tool = self._tools.get(call["name"])
+        tool = self._agent_tools().get(call["name"])
         return ToolCallRequest(tool_call=call, tool=tool, state=state, runtime=tool_runtime)
 
     def _describe(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> str:
@@ -276,8 +276,17 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             review["args_schema"] = shown
         return Review(call, action, review)
 
-    def _edit_rules(self) -> EditRules:
-        return EditRules(self.interrupt_on, self._tools)
+    def _edit_rules(self, tools: Sequence[BaseTool] | None = None) -> EditRules:
+        return EditRules(self.interrupt_on, self._agent_tools(tools))
+
+    def _agent_tools(self, tools: Sequence[BaseTool] | None = None) -> Mapping[str, BaseTool]:
+        """The tools of the agent this review runs in: ``tools`` (a tool call's runtime has
+        them), or those of the agent whose hook is running. One instance may serve several
+        agents; the tools ``validate_agent`` saw are only the last agent's."""
+        if tools is None:
+            facts = running_agent()
+            tools = facts.tools if facts is not None else None
+        return self._tools if tools is None else {tool.name: tool for tool in tools}
 
     def _ask(self, reviews: list[Review]) -> list[Decision]:
         request = HITLRequest(
@@ -344,10 +353,11 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             # As in batched mode, a description function gets the graph's runtime.
             description=self._describe(call, state, get_runtime()),
         )
-        tool = request.tool or self._tools.get(call["name"])
+        tools = self._agent_tools(_runtime_tools(request))
+        tool = request.tool or tools.get(call["name"])
         # langgraph validates the answer against `response_schema` before saving it; the check
         # raises a control-flow error, which no layer around this one takes for a tool failure.
-        check = partial(checked_decision, call, allowed, self._edit_rules())
+        check = partial(checked_decision, call, allowed, self._edit_rules(list(tools.values())))
         shape = self._shapes.get(allowed, call["name"], tool)
         checked = Annotated[Any, PlainValidator(check, json_schema_input_type=shape)]
         try:
@@ -397,3 +407,9 @@ def _answer(call: ToolCall, decision: RejectDecision | RespondDecision) -> ToolM
         )
         status = "error"
     return ToolMessage(content=content, tool_call_id=call["id"] or "", name=name, status=status)
+
+
+def _runtime_tools(request: ToolCallRequest) -> Sequence[BaseTool] | None:
+    """The agent's tools, as the tool node hands them to each call's runtime."""
+    tools = getattr(request.runtime, "tools", None)
+    return tools if isinstance(tools, list) else None

@@ -167,6 +167,7 @@ class WrappedRun:
     mode: Mode
     shape: StreamShape
     context: contextvars.Context
+    unchanged: bool | None = None
 
     @classmethod
     def of(
@@ -184,6 +185,26 @@ class WrappedRun:
         if self.mode.asynchronous:
             return asyncio.create_task(step, context=self.context)
         return self.context.run(run_sync, step, "a wrap_agent hook")
+
+    def step(self, step: Coroutine[Any, Any, Any]) -> Any:
+        """:meth:`within`, but run in the caller's own task when the layers set no context
+        variable: both contexts then hold the same values, and a task per step would cost an
+        event-loop round for nothing (most ``wrap_agent`` hooks set none, e.g. OpenTelemetry
+        tracing with no provider)."""
+        if self.mode.asynchronous and self.same_context:
+            return step
+        return self.within(step)
+
+    @property
+    def same_context(self) -> bool:
+        """Whether the run's context holds what the calling task's holds (checked once the
+        layers were entered, and then kept: they set nothing more until the run ends)."""
+        if self.unchanged is None:
+            current = contextvars.copy_context()
+            self.unchanged = len(current) == len(self.context) and all(
+                var in current and current[var] is value for var, value in self.context.items()
+            )
+        return self.unchanged
 
     async def enter(self, state: Any, runtime: Any) -> None:
         await enter(self.layers, state, runtime)

@@ -105,7 +105,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         await run.within(run.enter(input, self._runtime(kwargs)))
         inner = super().astream(input, config, stream_mode=run.shape.inner_modes(), **kwargs)
         try:
-            while (part := await run.within(anext(inner, DONE))) is not DONE:
+            while (part := await run.step(anext(inner, DONE))) is not DONE:
                 for chunk in run.chunks(part):
                     yield chunk
         except BaseException as error:

@@ -6,6 +6,7 @@
 - ``stop_subgraphs_when_closed`` makes closing a sync stream stop the subgraphs still running.
 - ``update_pairs`` reads a state update the way langgraph does (``Command._update_as_tuples``).
 - ``overwritten`` / ``is_overwrite`` read an ``Overwrite`` in any of the forms langgraph accepts.
+- ``is_control_flow``: what a retry or an error handler must let through untouched.
 - ``is_interrupt_id``: how LangGraph tells a resume map (answers keyed by interrupt id) from a
   plain resume value.
 - ``REDUCER_CHANNELS``: the channel kinds that apply a reducer to each write (``DeltaChannel``
@@ -23,7 +24,7 @@ from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.channels import BaseChannel, BinaryOperatorAggregate
-from langgraph.errors import GraphDrained
+from langgraph.errors import GraphBubbleUp, GraphDrained, is_invalid_resume
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.pregel._loop import SyncPregelLoop
 from langgraph.pregel._utils import is_xxh3_128_hexdigest as is_interrupt_id
@@ -36,6 +37,7 @@ __all__ = [
     "InlineToolNode",
     "RunnableCallable",
     "closed_stream",
+    "is_control_flow",
     "is_interrupt_id",
     "is_overwrite",
     "overwritten",
@@ -178,3 +180,10 @@ except ImportError:  # pragma: no cover - a langgraph older than DeltaChannel
     REDUCER_CHANNELS = (BinaryOperatorAggregate,)
 else:
     REDUCER_CHANNELS = (BinaryOperatorAggregate, DeltaChannel)
+
+
+def is_control_flow(error: BaseException) -> bool:
+    """Whether ``error`` is LangGraph's business, not a failure to retry or report: an interrupt
+    and the rest of its control flow, or a resume answer that does not fit the interrupt's
+    ``response_schema`` (the interrupt must stay open and take another answer)."""
+    return isinstance(error, GraphBubbleUp) or is_invalid_resume(error)

@@ -4,7 +4,7 @@ and inside a parent graph; other inputs pay no extra checkpoint read."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -18,7 +18,11 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
 from graphagent import ResumeError, create_agent
-from graphagent.middleware import wrap_agent
+from graphagent.middleware import (
+    ToolErrorMiddleware,
+    ToolRetryMiddleware,
+    wrap_agent,
+)
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -255,3 +259,33 @@ def test_only_a_command_costs_a_checkpoint_read_before_the_run(how_call: str) ->
             agent, how_call, Command(resume="yes"), config={"configurable": {"thread_id": "b"}}
         )
     assert saver.reads == 1
+
+
+@tool
+def pay(payee: str) -> str:
+    """Pay a bill after asking a person how much."""
+    amount = interrupt(f"How much to {payee}?", response_schema=int)
+    return f"paid {amount} to {payee}"
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        lambda: ToolRetryMiddleware(max_retries=2, initial_delay=0),
+        lambda: ToolErrorMiddleware(),
+    ],
+    ids=["retry", "error"],
+)
+def test_an_answer_a_tools_interrupt_refuses_is_no_tool_failure(
+    how_call: str, handler: Callable[[], Any]
+) -> None:
+    model = ScriptedChatModel([calls(("pay", {"payee": "Ann"})), "done"])
+    agent = create_agent(model, [pay], middleware=[handler()], checkpointer=InMemorySaver())
+    run_agent(agent, how_call, {"messages": ["pay Ann"]}, config=THREAD)
+
+    # No retry and no error message: the answer is refused and the question stays open.
+    with pytest.raises(ValueError, match="int"):
+        run_agent(agent, how_call, Command(resume="a lot"), config=THREAD)
+    result = run_agent(agent, how_call, Command(resume=12), config=THREAD)
+
+    assert [m.text for m in result["messages"][-2:]] == ["paid 12 to Ann", "done"]

@@ -11,8 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from langgraph.errors import GraphBubbleUp
-
+from graphagent._compat import is_control_flow
 from graphagent._deprecated import warn_deprecated
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
 
@@ -62,7 +61,7 @@ class RetryPolicy:
 
     def should_retry(self, exc: Exception) -> bool:
         """Whether ``exc`` earns another attempt; control-flow signals never do."""
-        if isinstance(exc, GraphBubbleUp):
+        if is_control_flow(exc):
             return False
         if isinstance(self.retry_on, tuple):
             return isinstance(exc, self.retry_on)

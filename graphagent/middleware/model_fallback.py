@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._compat import is_control_flow
 from graphagent._options import refuse_unknown_arguments
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.models import HelperModel, ModelSpec
@@ -72,10 +72,8 @@ class ModelFallbackMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, Res
             try:
                 response: ModelResponse = await mode.call(handler, attempt)
                 return response
-            except GraphBubbleUp:
-                raise
             except Exception as error:
-                if index == len(self._fallbacks):
+                if is_control_flow(error) or index == len(self._fallbacks):
                     raise
                 model = await self._fallbacks[index].get(mode)
                 attempt = self._fallback_request(request, model, index, error)

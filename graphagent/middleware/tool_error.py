@@ -8,11 +8,11 @@ from typing import Any, TypeAlias
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
 from graphagent._bridge import Mode
+from graphagent._compat import is_control_flow
 from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import (
     AsyncOnlyHookError,
@@ -103,9 +103,9 @@ class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
             )
         try:
             result = await mode.call(handler, request)
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
+            if is_control_flow(exc):
+                raise
             if mode.asynchronous and self.aon_error is not None:
                 content = await self.aon_error(exc, request)
             else:

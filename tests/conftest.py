@@ -99,3 +99,13 @@ def stub(openai_server: OpenAIStub) -> Iterator[OpenAIStub]:
     yield openai_server
     assert openai_server.problems == []
     assert openai_server.unused == [], "the agent made fewer model calls than scripted"
+
+
+@pytest.fixture
+def review_log() -> Iterator[list[str]]:
+    """``tests.review_tools.RAN``, empty when the test starts and after it ends."""
+    from tests.review_tools import RAN
+
+    RAN.clear()
+    yield RAN
+    RAN.clear()

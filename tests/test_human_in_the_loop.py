@@ -5,7 +5,7 @@ stay balanced, checkpointer checks and build-time errors."""
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -45,37 +45,9 @@ from graphagent.middleware.tool_call_limit import ToolCallLimitMiddleware
 from graphagent.middleware.tool_retry import ToolRetryMiddleware
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.conftest import run_agent
+from tests.review_tools import RAN, delete_file, read_file, send_email
 
-RAN: list[str] = []
-"""Every tool run, as ``name(args)``."""
-
-
-@pytest.fixture(autouse=True)
-def fresh_log() -> Iterator[None]:
-    RAN.clear()
-    yield
-    RAN.clear()
-
-
-@tool
-def send_email(to: str, body: str) -> str:
-    """Send an email."""
-    RAN.append(f"send_email({to}, {body})")
-    return f"sent to {to}"
-
-
-@tool
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    RAN.append(f"delete_file({path})")
-    return f"deleted {path}"
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file."""
-    RAN.append(f"read_file({path})")
-    return f"contents of {path}"
+pytestmark = pytest.mark.usefixtures("review_log")
 
 
 TOOLS = [send_email, delete_file, read_file]

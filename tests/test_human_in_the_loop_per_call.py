@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import pytest
@@ -28,37 +28,10 @@ from graphagent.middleware import (
 from graphagent.middleware.human_in_the_loop import HumanInTheLoopMiddleware, InvalidDecisionError
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.conftest import run_agent
+from tests.review_tools import RAN, delete_file, read_file, send_email
 
-RAN: list[str] = []
 THREAD = {"configurable": {"thread_id": "per-call"}}
-
-
-@pytest.fixture(autouse=True)
-def fresh_log() -> Iterator[None]:
-    RAN.clear()
-    yield
-    RAN.clear()
-
-
-@tool
-def send_email(to: str, body: str) -> str:
-    """Send an email."""
-    RAN.append(f"send_email({to}, {body})")
-    return f"sent to {to}"
-
-
-@tool
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    RAN.append(f"delete_file({path})")
-    return f"deleted {path}"
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file."""
-    RAN.append(f"read_file({path})")
-    return f"contents of {path}"
+pytestmark = pytest.mark.usefixtures("review_log")
 
 
 EMAIL = tool_call("send_email", {"to": "ann", "body": "hi"}, id="c-email")

@@ -5,7 +5,6 @@ each is answered with one decision keyed by the interrupt's id, checked before i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,16 +25,10 @@ from graphagent.middleware import (
 from graphagent.middleware.human_in_the_loop import InterruptMode, ToolApprovalRequest
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.conftest import run_agent
+from tests.review_tools import RAN, delete_file, read_file
 
-RAN: list[str] = []
 THREAD = {"configurable": {"thread_id": "t"}}
-
-
-@pytest.fixture(autouse=True)
-def fresh_log() -> Iterator[None]:
-    RAN.clear()
-    yield
-    RAN.clear()
+pytestmark = pytest.mark.usefixtures("review_log")
 
 
 @tool
@@ -43,20 +36,6 @@ def send_email(to: str, cc: str | None = None) -> str:
     """Send an email."""
     RAN.append(f"send_email(to={to}, cc={cc})")
     return f"sent to {to}"
-
-
-@tool
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    RAN.append(f"delete_file({path})")
-    return f"deleted {path}"
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file."""
-    RAN.append(f"read_file({path})")
-    return f"contents of {path}"
 
 
 EMAIL = tool_call("send_email", {"to": "alice"}, id="call_email")

@@ -9,6 +9,8 @@ call reads the model id and the other parameters it may take from
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
@@ -29,13 +31,18 @@ the method's name, its positional and its keyword arguments."""
 Fields: TypeAlias = Literal["any"] | tuple[str, ...]
 
 _DECLARATIONS = ("bind_tools", "with_structured_output")
-_OWN = frozenset({"_defaults", "_fields", "_prefix", "_operations"})
+_OWN = frozenset({"_defaults", "_fields", "_prefix", "_operations", "_built"})
 # What LangGraph (and its server) put in ``configurable`` for themselves; never model parameters.
 _GRAPH_KEYS = frozenset(
     {"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "assistant_id", "graph_id"}
     | {"run_id", "cron_id", "user_id"}
 )
 _GRAPH_PREFIXES = ("__", "langgraph_")
+
+
+_KEPT = 8
+"""How many models, for distinct parameters, each configurable model keeps built."""
+_BUILDING = threading.Lock()
 
 
 class ConfigurableChatModel(Runnable[LanguageModelInput, Any]):
@@ -88,6 +95,7 @@ class ConfigurableChatModel(Runnable[LanguageModelInput, Any]):
         ends = not config_prefix or config_prefix.endswith("_")
         self._prefix = config_prefix if ends else f"{config_prefix}_"
         self._operations: tuple[Operation, ...] = tuple(operations)
+        self._built: OrderedDict[Any, BaseChatModel] = OrderedDict()
         self._check_defaults()
 
     # -- what it is --------------------------------------------------------------------------
@@ -162,6 +170,33 @@ class ConfigurableChatModel(Runnable[LanguageModelInput, Any]):
         return self._fields == "any" or name in self._fields
 
     def _chat_model(self, params: Mapping[str, Any]) -> BaseChatModel:
+        """The chat model for ``params``, built once for the last few distinct ones: reading an
+        attribute (a tracer reads ``model_name``) then costs no new model, and an async run,
+        which builds the run's model off the event loop first, never builds it on the loop."""
+        try:
+            key = frozenset(params.items())
+        except TypeError:  # an unhashable parameter (a client object): build it every time
+            return self._build(params)
+        with _BUILDING:
+            cached = self._built.get(key)
+            if cached is not None:
+                self._built.move_to_end(key)
+                return cached
+        model = self._build(params)
+        with _BUILDING:
+            self._built[key] = model
+            while len(self._built) > _KEPT:
+                self._built.popitem(last=False)
+        return model
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave the built models behind: they are rebuilt when needed."""
+        return {k: v for k, v in self.__dict__.items() if k != "_built"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _built=OrderedDict())
+
+    def _build(self, params: Mapping[str, Any]) -> BaseChatModel:
         from graphagent.models import ModelSpec  # here: models.py imports this module
 
         kwargs = dict(params)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from langgraph.types import Command
 from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
 from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
 from graphagent._compat import RunnableCallable
+from graphagent._configurable import ConfigurableChatModel
 from graphagent._history import answer_malformed_calls
 from graphagent._log import model_step
 from graphagent._model_call import ModelCall, Outcome
@@ -45,7 +47,15 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
     modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
     chains = {mode: _chain(setup, hooks, call, mode) for mode in modes}
 
+    # A configurable model is built off the event loop before the hooks, so that one reading
+    # its attributes (a tracer reads model_name) finds the run's model built.
+    chosen: Any = setup.model
+    prebuild = chosen.model_for if isinstance(chosen, ConfigurableChatModel) else None
+
     async def run(state: dict[str, Any], runtime: Runtime[Any], mode: Mode) -> Any:
+        if mode.asynchronous and prebuild is not None:
+            with suppress(Exception):  # the model call itself reports it, naming the call
+                await mode.offload(prebuild)
         answered = answer_malformed_calls(state["messages"])
         messages = state["messages"] if answered is None else answered
         outcome = await mode.call(chains[mode], _request(setup, state, messages, runtime))

@@ -8,6 +8,7 @@ models drive langchain-openai's ChatOpenAI against the local OpenAI-compatible s
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import sys
 import textwrap
@@ -677,3 +678,41 @@ def test_a_hook_passing_a_model_id_as_the_model_is_told_how_to_build_it(how_call
         run_agent(agent, how_call, QUESTION)
 
     assert "init_chat_model('openai:gpt-4o')" in str(raised.value)
+
+
+def test_a_hook_reading_the_models_attributes_under_ainvoke_builds_nothing_on_the_loop(
+    fake_package: FakePackage,
+) -> None:
+    # A tracer reads request.model.model_name before the call: under ainvoke the run's model is
+    # built off the event loop first, and the hook reads that one.
+    fake_package("langchain_deepseek", class_name="ChatDeepSeek")
+    seen: list[str] = []
+
+    @wrap_model_call
+    async def trace(request: Any, handler: Any) -> Any:
+        seen.append(request.model.model)
+        return await handler(request)
+
+    model = init_chat_model(configurable_fields=("model",), model_provider="deepseek")
+    agent = create_agent(model, middleware=[trace])
+
+    async def run() -> int:
+        await agent.ainvoke({"messages": ["hi"]}, config=choose(model="deepseek-chat"))
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(run())
+
+    assert seen == ["deepseek-chat"]
+    builds = sys.modules["langchain_deepseek"].built
+    assert len(builds) == 1
+    assert builds[0][1] != loop_thread
+
+
+def test_the_model_for_the_same_parameters_is_built_once(stub: OpenAIStub) -> None:
+    model = configurable(stub, configurable_fields=("model",))
+
+    first = model.model_for(choose(model="gpt-4o-mini"))
+
+    assert model.model_for(choose(model="gpt-4o-mini")) is first
+    assert model.model_for(choose(model="gpt-4o")) is not first
+    assert copy.deepcopy(model).model_for(choose(model="gpt-4o-mini")) is not first

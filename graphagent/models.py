@@ -13,6 +13,7 @@ import importlib.util
 import sys
 import warnings
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
@@ -337,11 +338,16 @@ class HelperModel:
         return self._loaded[0]
 
     async def get(self, mode: Mode) -> BaseChatModel:
-        """:attr:`model`; building it (or checking a configurable one) runs off the event loop
-        in an async run."""
+        """:attr:`model`; building it (or the run's model of a configurable one, which then
+        keeps it for the attributes the middleware reads) runs off the event loop in an async
+        run."""
         choice, check = self.choice, self._check
-        if isinstance(choice, ConfigurableChatModel) and check is not None:
-            await mode.offload(check, self.model)
+        if isinstance(choice, ConfigurableChatModel):
+            if check is not None:
+                await mode.offload(check, self.model)
+            elif mode.asynchronous:
+                with suppress(Exception):  # the call itself reports it, naming the middleware
+                    await mode.offload(choice.model_for)
             return self.model
         built = self.built
         return built if built is not None else await mode.offload(lambda: self.model)

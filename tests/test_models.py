@@ -29,6 +29,7 @@ from graphagent import MiddlewareError, create_agent
 from graphagent.middleware import (
     LLMToolEmulator,
     LLMToolSelectorMiddleware,
+    ModelFallbackMiddleware,
     ModelRequest,
     SummarizationMiddleware,
     wrap_model_call,
@@ -716,3 +717,27 @@ def test_the_model_for_the_same_parameters_is_built_once(stub: OpenAIStub) -> No
     assert model.model_for(choose(model="gpt-4o-mini")) is first
     assert model.model_for(choose(model="gpt-4o")) is not first
     assert copy.deepcopy(model).model_for(choose(model="gpt-4o-mini")) is not first
+
+
+def test_a_configurable_fallback_is_built_off_the_loop_under_ainvoke(
+    fake_package: FakePackage,
+) -> None:
+    # The fallback reads the model's _llm_type to strip provider settings; the model it reads
+    # was built off the event loop first.
+    fake_package("langchain_deepseek", class_name="ChatDeepSeek")
+
+    def outage(messages: Any) -> Any:
+        raise ConnectionError("down")
+
+    spare = init_chat_model(configurable_fields=("model",), model_provider="deepseek")
+    agent = create_agent(ScriptedChatModel([outage]), middleware=[ModelFallbackMiddleware(spare)])
+
+    async def run() -> tuple[Any, int]:
+        result = await agent.ainvoke({"messages": ["hi"]}, config=choose(model="deepseek-chat"))
+        return result, threading.get_ident()
+
+    result, loop_thread = asyncio.run(run())
+
+    assert result["messages"][-1].text == "fake answer"
+    assert [thread for _, thread in sys.modules["langchain_deepseek"].built] != []
+    assert loop_thread not in [thread for _, thread in sys.modules["langchain_deepseek"].built]

@@ -20,10 +20,8 @@ from typing import Any
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import BaseModel
 
 from graphagent import MiddlewareError, create_agent
 from graphagent.middleware import (
@@ -42,6 +40,15 @@ from graphagent.models import (
     resolve_model,
 )
 from graphagent.testing import ScriptedChatModel
+from tests.configurable_models import (
+    QUESTION,
+    SECRET,
+    Weather,
+    choose,
+    configurable,
+    get_weather,
+    models,
+)
 from tests.conftest import run_agent
 from tests.openai_stub import OpenAIStub, call, json_reply, text, tool_calls
 
@@ -397,38 +404,10 @@ def test_a_resolved_model_runs_an_agent(fake_package: FakePackage, how_call: str
 # what LangChain does too. ChatOpenAI is driven against the local OpenAI-compatible stub.
 
 
-def configurable(stub: OpenAIStub, model: str | None = None, **kwargs: Any) -> Any:
-    return init_chat_model(model, base_url=stub.url, api_key="sk-secret", max_retries=0, **kwargs)
-
-
-def choose(**values: Any) -> RunnableConfig:
-    return {"configurable": values}
-
-
-def models(stub: OpenAIStub) -> list[str]:
-    return [request["model"] for request in stub.requests]
-
-
-@tool
-def get_weather(city: str) -> str:
-    """The current weather in a city."""
-    return f"sunny in {city}"
-
-
 @tool
 def get_time(city: str) -> str:
     """The local time in a city."""
     return f"noon in {city}"
-
-
-class Weather(BaseModel):
-    """A weather report."""
-
-    city: str
-    degrees: int
-
-
-QUESTION = {"messages": ["What is the weather in Paris?"]}
 
 
 @pytest.mark.parametrize(
@@ -529,7 +508,7 @@ def test_the_repr_names_the_defaults_without_their_values(stub: OpenAIStub) -> N
 
     assert "'openai:gpt-4o'" in shown
     assert "api_key" in shown
-    assert "sk-secret" not in shown
+    assert SECRET not in shown
 
 
 def test_copies_stay_configurable_models(stub: OpenAIStub) -> None:

@@ -17,10 +17,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel
 
 from graphagent import ConfigurableChatModel, create_agent, init_chat_model
 from graphagent.middleware import (
@@ -32,37 +29,16 @@ from graphagent.middleware import (
     wrap_model_call,
 )
 from tests.compat.classifiers import answering
+from tests.configurable_models import (
+    QUESTION,
+    Weather,
+    choose,
+    configurable,
+    get_weather,
+    models,
+)
 from tests.conftest import run_agent
 from tests.openai_stub import OpenAIStub, call, error, text, tool_calls
-
-QUESTION = {"messages": ["What is the weather in Paris?"]}
-
-
-def configurable(stub: OpenAIStub, model: str | None = None, **kwargs: Any) -> Any:
-    """``init_chat_model`` pointed at the stub (``base_url`` and ``api_key`` are defaults)."""
-    return init_chat_model(model, base_url=stub.url, api_key="test", max_retries=0, **kwargs)
-
-
-def choose(**values: Any) -> RunnableConfig:
-    return {"configurable": values}
-
-
-def models(stub: OpenAIStub) -> list[str]:
-    return [request["model"] for request in stub.requests]
-
-
-@tool
-def get_weather(city: str) -> str:
-    """The current weather in a city."""
-    return f"sunny in {city}"
-
-
-class Weather(BaseModel):
-    """A weather report."""
-
-    city: str
-    degrees: int
-
 
 # -- init_chat_model -------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from graphagent._log import hook_step
 from graphagent._plan import TOOLS_NODE, Hook, HookGroup, Route
 from graphagent._state_view import StateChannels, StateView
 from graphagent.errors import HookReturnError, note_origin
-from graphagent.middleware.base import AgentFacts, running
+from graphagent.middleware.base import RUNNING_AGENT, AgentFacts
 from graphagent.state import JUMP_TARGETS
 
 
@@ -65,12 +65,14 @@ class HookStep:
             if self.hook.sync is None:
                 raise async_only_hook_error(self.hook)
             implementation, mode = self.hook.sync, SYNC
+        agent = RUNNING_AGENT.set(self.facts)
         try:
-            with running(self.facts):
-                update = await mode.call(implementation, state, runtime)
+            update = await mode.call(implementation, state, runtime)
         except Exception as error:
             note_origin(error, self.hook.label)
             raise
+        finally:
+            RUNNING_AGENT.reset(agent)
         hook_step(self.hook, update)
         return _check_update(self.hook, self.route, self.state_keys, update)
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -55,7 +54,8 @@ class AgentFacts:
         return frozenset(tool.name for tool in self.tools) | {n for n in named if n}
 
 
-_RUNNING: ContextVar[AgentFacts | None] = ContextVar("graphagent_running_agent", default=None)
+RUNNING_AGENT: ContextVar[AgentFacts | None] = ContextVar("graphagent_agent", default=None)
+"""Set by the node running a hook to the facts of that hook's agent."""
 
 
 def running_agent() -> AgentFacts | None:
@@ -64,17 +64,7 @@ def running_agent() -> AgentFacts | None:
     A middleware instance may serve several agents; what ``validate_agent`` saw is the last
     agent built, while this is the one running now.
     """
-    return _RUNNING.get()
-
-
-@contextmanager
-def running(facts: AgentFacts) -> Iterator[None]:
-    """Make ``facts`` the :func:`running_agent` inside the block."""
-    token = _RUNNING.set(facts)
-    try:
-        yield
-    finally:
-        _RUNNING.reset(token)
+    return RUNNING_AGENT.get()
 
 
 ToolResult = ToolMessage | Command[Any]

@@ -1,13 +1,11 @@
-"""What the tests of configurable models share: a model pointed at the OpenAI stub, configs
-choosing its parameters, and a tool and a schema to ask for."""
+"""What the tests of configurable models share: a model pointed at the OpenAI stub, and configs
+choosing its parameters (tests/weather.py has the tool and the schema they ask for)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import tool
-from pydantic import BaseModel
 
 from graphagent import init_chat_model
 from tests.openai_stub import OpenAIStub
@@ -30,16 +28,3 @@ def choose(**values: Any) -> RunnableConfig:
 def models(stub: OpenAIStub) -> list[str]:
     """The ``model`` of each request the stub received."""
     return [request["model"] for request in stub.requests]
-
-
-@tool
-def get_weather(city: str) -> str:
-    """The current weather in a city."""
-    return f"sunny in {city}"
-
-
-class Weather(BaseModel):
-    """A weather report."""
-
-    city: str
-    degrees: int

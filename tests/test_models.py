@@ -43,14 +43,13 @@ from graphagent.testing import ScriptedChatModel
 from tests.configurable_models import (
     QUESTION,
     SECRET,
-    Weather,
     choose,
     configurable,
-    get_weather,
     models,
 )
 from tests.conftest import run_agent
 from tests.openai_stub import OpenAIStub, call, json_reply, text, tool_calls
+from tests.weather import Weather, get_weather
 
 FAKE_CHAT_CLASS = """
 import threading

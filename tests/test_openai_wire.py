@@ -36,6 +36,7 @@ from tests.openai_stub import (
     text,
     tool_calls,
 )
+from tests.weather import Weather, get_weather
 
 QUESTION = {"messages": ["What is the weather in Paris?"]}
 THREAD = {"configurable": {"thread_id": "t"}}
@@ -51,19 +52,6 @@ def chat(stub: OpenAIStub, model: str = "gpt-test", **kwargs: Any) -> ChatOpenAI
     return ChatOpenAI(
         base_url=stub.url, api_key="test", model=model, max_retries=0, timeout=10, **kwargs
     )
-
-
-@tool
-def get_weather(city: str) -> str:
-    """The current weather in a city."""
-    return f"sunny in {city}"
-
-
-class Weather(BaseModel):
-    """A weather report."""
-
-    city: str
-    degrees: int
 
 
 class Forecast(BaseModel):

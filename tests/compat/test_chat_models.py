@@ -31,14 +31,13 @@ from graphagent.middleware import (
 from tests.compat.classifiers import answering
 from tests.configurable_models import (
     QUESTION,
-    Weather,
     choose,
     configurable,
-    get_weather,
     models,
 )
 from tests.conftest import run_agent
 from tests.openai_stub import OpenAIStub, call, error, text, tool_calls
+from tests.weather import Weather, get_weather
 
 # -- init_chat_model -------------------------------------------------------------------------
 

@@ -24,19 +24,13 @@ from graphagent.structured_output import (
 )
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
+from tests.weather import Weather
 
 UNTITLED: dict[str, Any] = {
     "type": "object",
     "properties": {"n": {"type": "integer"}},
     "required": ["n"],
 }
-
-
-class Weather(BaseModel):
-    """A weather report."""
-
-    city: str
-    degrees: int
 
 
 class Rich(BaseModel):

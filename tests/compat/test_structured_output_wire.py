@@ -15,7 +15,6 @@ import dataclasses
 from typing import Any
 
 import pytest
-from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
@@ -30,6 +29,7 @@ from graphagent.structured_output import (
 )
 from tests.conftest import run_agent
 from tests.openai_stub import OpenAIStub, Reply, StubCall, call, json_reply, tool_calls
+from tests.weather import Weather, get_weather
 
 QUESTION = {"messages": ["What is the weather in Paris?"]}
 AGAIN = {"messages": ["And tomorrow?"]}
@@ -38,19 +38,6 @@ THREAD = {"configurable": {"thread_id": "t"}}
 
 def chat(stub: OpenAIStub, model: str = "gpt-test") -> ChatOpenAI:
     return ChatOpenAI(base_url=stub.url, api_key="test", model=model, max_retries=0, timeout=10)
-
-
-@tool
-def get_weather(city: str) -> str:
-    """The current weather in a city."""
-    return f"sunny in {city}"
-
-
-class Weather(BaseModel):
-    """A weather report."""
-
-    city: str
-    degrees: int
 
 
 class Bare(BaseModel):

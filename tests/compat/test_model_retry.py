@@ -19,7 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
 from graphagent import create_agent
-from graphagent.middleware import AgentMiddleware, ModelRetryMiddleware
+from graphagent.middleware import AgentMiddleware, ModelRetryMiddleware, ToolRetryMiddleware
 from graphagent.testing import ScriptedChatModel
 from tests.compat.waits import Waits, record_waits, seconds
 from tests.conftest import run_agent
@@ -94,9 +94,13 @@ def test_options_are_readable_under_their_names() -> None:
         ({"backoff_factor": -2.0}, "backoff_factor must be >= 0"),
     ],
 )
-def test_a_negative_option_is_a_value_error(option: dict[str, Any], message: str) -> None:
+@pytest.mark.parametrize("retry", [ModelRetryMiddleware, ToolRetryMiddleware])
+def test_a_negative_option_is_a_value_error(
+    retry: type[Any], option: dict[str, Any], message: str
+) -> None:
+    # LangChain's _retry.py makes this check for both retry middleware.
     with pytest.raises(ValueError, match=r"^" + message):
-        ModelRetryMiddleware(**option)
+        retry(**option)
 
 
 def test_zero_is_a_valid_value_for_every_number() -> None:

@@ -101,20 +101,6 @@ def test_the_tools_it_covers_are_not_tools_it_adds(how_call: str) -> None:
     assert result["messages"][-1].text == "done"
 
 
-@pytest.mark.parametrize(
-    ("option", "message"),
-    [
-        ({"max_retries": -1}, "max_retries must be >= 0"),
-        ({"initial_delay": -0.5}, "initial_delay must be >= 0"),
-        ({"max_delay": -1.0}, "max_delay must be >= 0"),
-        ({"backoff_factor": -2.0}, "backoff_factor must be >= 0"),
-    ],
-)
-def test_a_negative_option_is_a_value_error(option: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=r"^" + message):
-        ToolRetryMiddleware(**option)
-
-
 # -- attempts ------------------------------------------------------------------------------------
 
 

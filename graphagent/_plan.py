@@ -172,7 +172,7 @@ def compile_plan(
     discovered = [hook for item in stack for hook in discover_all(item)]
     hooks = {p: [h for h in discovered if h.position == p] for p in ALL_HOOKS}
     all_tools = _collect_tools([t for t in tools if not isinstance(t, dict)], stack)
-    schemas = merge_state_schemas(_schema_sources(stack, state_schema))
+    schemas = merge_state_schemas(_schema_sources(stack), state_schema)
     provider_tools = tuple(t for t in tools if isinstance(t, dict))
     facts = AgentFacts(all_tools, checkpointer, provider_tools, checkpointing_disabled)
     for item in stack:
@@ -381,15 +381,9 @@ def _collect_tools(
     return tuple(collected)
 
 
-def _schema_sources(
-    stack: Sequence[AgentMiddleware[Any, Any, Any]], state_schema: type[Any] | None
-) -> list[tuple[str, type[Any]]]:
-    """AgentState, then the user's schemas."""
-    sources: list[tuple[str, type[Any]]] = [("AgentState", AgentState)]
-    if state_schema is not None:
-        sources.append(("state_schema", state_schema))
-    sources += [(m.name, m.state_schema) for m in stack]
-    return sources
+def _schema_sources(stack: Sequence[AgentMiddleware[Any, Any, Any]]) -> list[tuple[str, type[Any]]]:
+    """AgentState, then the middleware's schemas (the caller's is merged over them)."""
+    return [("AgentState", AgentState), *((m.name, m.state_schema) for m in stack)]
 
 
 def _routes(

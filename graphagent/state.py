@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import UnionType
@@ -26,6 +27,8 @@ from typing_extensions import TypedDict, TypeVar, is_typeddict
 
 from graphagent._options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, StateSchemaConflictError
+
+_log = logging.getLogger("graphagent")
 
 JumpTo = Literal["end", "tools", "model"]
 """Where a node hook may send the run with ``jump_to``: the end, the tools or the model."""
@@ -115,36 +118,63 @@ class MergedSchemas:
     fields: Mapping[str, StateField]
 
 
-def merge_state_schemas(sources: Sequence[tuple[str, type[Any]]]) -> MergedSchemas:
+def merge_state_schemas(
+    sources: Sequence[tuple[str, type[Any]]], caller: type[Any] | None = None
+) -> MergedSchemas:
     """Merge ``(owner, schema)`` pairs into one state; the first declarer of a field is its owner.
 
-    Visibility markers are stripped from the graph's annotations (langgraph reads the last
-    ``Annotated`` item as a reducer, so a trailing marker would hide it) and kept on the field.
-    A field declared by several schemas gets the most restrictive visibility any of them gives
-    it: re-declaring a middleware's private field to read it must not let callers write it.
+    ``caller`` is the ``state_schema`` given to ``create_agent``: its declarations win over those
+    of ``AgentState`` and of every middleware (as in LangChain), so it may put ``messages`` on
+    another channel, langgraph's ``DeltaChannel`` for one. Two middleware that declare one field
+    differently are a conflict. Visibility markers are stripped from the graph's annotations
+    (langgraph reads the last ``Annotated`` item as a reducer, so a trailing marker would hide
+    it) and kept on the field. A field declared by several schemas gets the most restrictive
+    visibility any of them gives it: re-declaring a middleware's private field to read it must
+    not let callers write it.
     """
     fields: dict[str, StateField] = {}
     merged: set[int] = set()
     for owner, schema in sources:
         if id(schema) in merged:  # most middleware keep the default AgentState: read it once
             continue
-        for name, raw in _type_hints(owner, schema).items():
-            field = _field(name, raw, owner)
-            known = fields.get(name)
-            if known is None:
-                fields[name] = field
-                continue
-            if _bare(known.annotation) != _bare(field.annotation):
+        for field in _fields(owner, schema):
+            known = fields.get(field.name)
+            if known is not None and _bare(known.annotation) != _bare(field.annotation):
                 raise _conflict(known, field)
-            visibility = _stricter(known.visibility, field.visibility)
-            fields[name] = replace(known, visibility=visibility)
+            fields[field.name] = field if known is None else _restricted(known, field)
         merged.add(id(schema))
+    if caller is not None:
+        for field in _fields("state_schema", caller):
+            fields[field.name] = _overridden(fields.get(field.name), field)
     return MergedSchemas(
         state=_typed_dict("AgentState", fields.values()),
         input=_typed_dict("AgentInput", (f for f in fields.values() if f.in_input)),
         output=_typed_dict("AgentOutput", (f for f in fields.values() if f.in_output)),
         fields=fields,
     )
+
+
+def _fields(owner: str, schema: Any) -> list[StateField]:
+    return [_field(name, raw, owner) for name, raw in _type_hints(owner, schema).items()]
+
+
+def _restricted(known: StateField, field: StateField) -> StateField:
+    return replace(known, visibility=_stricter(known.visibility, field.visibility))
+
+
+def _overridden(known: StateField | None, field: StateField) -> StateField:
+    """The caller's declaration of a field, kept as strict in visibility as the one it replaces."""
+    if known is None or known.owner == field.owner:
+        return field
+    if _bare(known.annotation) != _bare(field.annotation):
+        _log.info(
+            "State field '%s': the state_schema's declaration %s replaces %s from '%s'.",
+            field.name,
+            show_type(field.annotation),
+            show_type(known.annotation),
+            known.owner,
+        )
+    return replace(field, visibility=_stricter(known.visibility, field.visibility))
 
 
 def _conflict(known: StateField, field: StateField) -> StateSchemaConflictError:

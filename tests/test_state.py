@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import operator
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, get_type_hints
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.message import add_messages
 
 from graphagent import create_agent
 from graphagent.middleware import (
@@ -134,3 +137,57 @@ def test_the_most_restrictive_declaration_decides_the_schemas(app_first: bool) -
 
     assert input_fields == {"messages", "c"}
     assert output_fields == {"messages", "structured_response"}
+
+
+def _append_batches(state: list[Any] | None, writes: Any) -> list[Any]:
+    """A batching-invariant messages reducer, as langgraph's DeltaChannel needs."""
+    merged = list(state or [])
+    for write in writes:
+        merged = add_messages(merged, write)
+    return merged
+
+
+class DeltaMessages(AgentState):
+    """A caller's state with ``messages`` on langgraph's delta channel (deepagents does this)."""
+
+    messages: Annotated[list[AnyMessage], DeltaChannel(_append_batches)]  # type: ignore[misc]
+
+
+def test_the_callers_state_schema_may_put_messages_on_a_delta_channel(run: Run) -> None:
+    model = ScriptedChatModel(["one", "two"])
+    agent = create_agent(model, state_schema=DeltaMessages, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "delta"}}
+
+    run(agent, {"messages": ["hi"]}, config=thread)
+    result = run(agent, {"messages": ["again"]}, config=thread)
+
+    assert [m.content for m in result["messages"]] == ["hi", "one", "again", "two"]
+    assert [m.content for m in agent.get_state(thread).values["messages"]] == [
+        "hi",
+        "one",
+        "again",
+        "two",
+    ]
+    assert type(agent.builder.channels["messages"]).__name__ == "DeltaChannel"
+
+
+class CountsAsText(AgentState):
+    thread_model_call_count: NotRequired[str]
+
+
+def test_the_callers_declaration_wins_over_a_middlewares_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limit = ModelCallLimitMiddleware(thread_limit=3)
+    with caplog.at_level(logging.INFO, logger="graphagent"):
+        agent = create_agent(
+            ScriptedChatModel(["ok"]), middleware=[limit], state_schema=CountsAsText
+        )
+
+    hints = get_type_hints(agent.builder.state_schema, include_extras=True)
+    assert hints["thread_model_call_count"] == NotRequired[str]
+    assert (
+        "State field 'thread_model_call_count': the state_schema's declaration str replaces "
+        "int from 'ModelCallLimitMiddleware'."
+    ) in caplog.text
+    assert "thread_model_call_count" not in agent.get_input_jsonschema()["properties"]

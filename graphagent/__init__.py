@@ -1,7 +1,8 @@
 """graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
 
 from graphagent import _version
-from graphagent.agent import AgentRuntime, CompiledAgent
+from graphagent._core.runtime import AgentRuntime
+from graphagent.agent import CompiledAgent
 from graphagent.composition import as_tool
 from graphagent.errors import (
     AsyncOnlyHookError,

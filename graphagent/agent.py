@@ -1,26 +1,24 @@
 """``CompiledAgent``: the graph ``create_agent`` returns.
 
 It is langgraph's ``CompiledStateGraph`` — it runs, streams, checkpoints and nests like any other
-— and it keeps the :class:`~graphagent._plan.Plan` it was built from, and runs the ``wrap_agent``
-hooks around every run. ``invoke``/``ainvoke`` and a parent graph running the agent as a node all
+— and it keeps the ``Plan`` it was built from, and runs the ``wrap_agent`` hooks around every
+run. ``invoke``/``ainvoke`` and a parent graph running the agent as a node all
 go through ``stream``/``astream``, so those two are the one entry point.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
-from langgraph.typing import ContextT
 
-from graphagent import _resume
-from graphagent._bridge import ASYNC, SYNC
-from graphagent._input import transformed, transformed_supersteps
-from graphagent._plan import Plan
-from graphagent._wrap_agent import DONE, WrappedRun
+from graphagent._core.bridge import ASYNC, SYNC
+from graphagent._core.records import Plan
+from graphagent._core.runtime import AgentRuntime
+from graphagent._run import resume as _resume
+from graphagent._run.input import transformed, transformed_supersteps
+from graphagent._run.wrap_agent import DONE, WrappedRun
 
 
 class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
@@ -48,7 +46,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def transformed_input(self, input: Any) -> Any:
         """``input`` as the middleware's ``transform_input`` hooks rewrite it when a run starts.
         A parent graph that must never store the raw input calls this before its own run."""
-        return transformed(input, self.plan.transform_input)
+        return transformed(input, self.plan.hooks["transform_input"])
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         input = self.transformed_input(input)
@@ -67,26 +65,26 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         return self._astream(input, config, kwargs)
 
     def _stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
-        if not self.plan.wrap_agent:
+        if not self.plan.hooks["wrap_agent"]:
             return super().stream(input, config, **kwargs)
         return self._wrapped_stream(input, config, kwargs)
 
     def _astream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
-        if not self.plan.wrap_agent:
+        if not self.plan.hooks["wrap_agent"]:
             return super().astream(input, config, **kwargs)
         return self._wrapped_astream(input, config, kwargs)
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         """``update_state`` writes what the ``transform_input`` hooks make of its values."""
-        updates = transformed_supersteps(supersteps, self.plan.transform_input)
+        updates = transformed_supersteps(supersteps, self.plan.hooks["transform_input"])
         return super().bulk_update_state(config, updates)
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        updates = transformed_supersteps(supersteps, self.plan.transform_input)
+        updates = transformed_supersteps(supersteps, self.plan.hooks["transform_input"])
         return await super().abulk_update_state(config, updates)
 
     def _wrapped_stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
-        run = WrappedRun.of(self.plan.wrap_agent, SYNC, self.stream_mode, kwargs)
+        run = WrappedRun.of(self.plan.hooks["wrap_agent"], SYNC, self.stream_mode, kwargs)
         run.within(run.enter(input, self._runtime(kwargs)))
         inner = super().stream(input, config, stream_mode=run.shape.inner_modes(), **kwargs)
         try:
@@ -101,7 +99,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     async def _wrapped_astream(
         self, input: Any, config: Any, kwargs: dict[str, Any]
     ) -> AsyncIterator[Any]:
-        run = WrappedRun.of(self.plan.wrap_agent, ASYNC, self.stream_mode, kwargs)
+        run = WrappedRun.of(self.plan.hooks["wrap_agent"], ASYNC, self.stream_mode, kwargs)
         await run.within(run.enter(input, self._runtime(kwargs)))
         inner = super().astream(input, config, stream_mode=run.shape.inner_modes(), **kwargs)
         try:
@@ -136,20 +134,6 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         tools = [t.name for t in self.plan.tools]
         tools += [t.get("name") or t.get("type", "?") for t in self.plan.provider_tools]
         return f"<CompiledAgent {self.name!r} middleware={middleware} tools={tools}>"
-
-
-DEFAULT_AGENT_NAME = "agent"
-"""The name of an agent built without ``create_agent(name=...)``."""
-
-
-# Runtime is a frozen dataclass too, declared through a kwargs dict mypy cannot read.
-@dataclass(kw_only=True, slots=True, frozen=True)
-class AgentRuntime(Runtime[ContextT]):  # type: ignore[misc]
-    """What a ``wrap_agent`` hook gets as ``runtime``: LangGraph's ``Runtime`` (the run's
-    ``context``, the agent's ``store``) plus the name of the agent being run."""
-
-    agent_name: str = DEFAULT_AGENT_NAME
-    """The ``name`` given to ``create_agent``, or ``"agent"`` without one."""
 
 
 def _hide_private_state(agent: CompiledAgent, kwargs: dict[str, Any]) -> None:

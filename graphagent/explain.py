@@ -9,16 +9,13 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from langgraph.constants import END, START
 from langgraph.pregel import Pregel
 
-from graphagent._draw import Edge, svg
-from graphagent._hookspec import POSITIONS
-from graphagent._plan import MODEL_NODE, TOOLS_NODE, Hook, HookGroup, Plan
+from graphagent._core.hooks import CALL_WRAPPERS, POSITIONS, WRAP_HOOKS
+from graphagent._core.records import MODEL_NODE, TOOLS_NODE, Hook, HookGroup, Plan
+from graphagent._plan.draw import Edge, svg
 from graphagent.state import show_type
 
 if TYPE_CHECKING:
     from graphagent.agent import CompiledAgent
-
-_NESTED = ("wrap_agent", "wrap_model_call", "wrap_tool_call")
-_THREAD_BRIDGED = ("wrap_model_call", "wrap_tool_call")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +53,7 @@ class Explanation:
             lines.append(f"  (order given: {given}; higher is outer, the rest 0)")
         for position, names in self.order.items():
             if names:
-                joiner = " ⊃ " if position in _NESTED else " → "
+                joiner = " ⊃ " if position in WRAP_HOOKS else " → "
                 lines.append(f"  {position:<17}{joiner.join(names)}")
         if self.fused:
             lines.append("Hook nodes (fuse_hooks=True: one node per position, its hooks in turn):")
@@ -95,7 +92,7 @@ def explain(graph: Any, node: str | None = None) -> Explanation:
     plan = agent.plan
     return Explanation(
         name=agent.name,
-        order={p: tuple(h.owner for h in _hooks(plan, p)) for p in POSITIONS},
+        order={p: tuple(h.owner for h in hooks) for p, hooks in plan.hooks.items()},
         orders={m.name: m.order for m in plan.middleware if m.order},
         jumps=tuple(
             (hook.node, target, plan.routes[group.node].jumps[target])
@@ -107,7 +104,7 @@ def explain(graph: Any, node: str | None = None) -> Explanation:
         fused=tuple((g.node, tuple(h.owner for h in g.hooks)) for g in plan.groups)
         if plan.fused
         else (),
-        runs=tuple(_run(h) for p in POSITIONS for h in _hooks(plan, p)),
+        runs=tuple(_run(h) for p in POSITIONS for h in plan.hooks[p]),
         fields=tuple(
             (f.owner, f.name, show_type(f.annotation), _visibility(f))
             for f in plan.schemas.fields.values()
@@ -170,15 +167,11 @@ def _nodes_at(groups: tuple[HookGroup, ...], *positions: str) -> list[str]:
     return [group.node for group in groups if group.position in positions]
 
 
-def _hooks(plan: Plan, position: str) -> tuple[Hook, ...]:
-    return getattr(plan, position)  # type: ignore[no-any-return]
-
-
 def _run(hook: Hook) -> HookRun:
     sync_run = "sync" if hook.sync else "fails (async only)"
     if hook.asynchronous:
         async_run = "async"
-    elif hook.position in _THREAD_BRIDGED:
+    elif hook.position in CALL_WRAPPERS:
         async_run = "bridged (sync, in a worker thread)"
     else:
         async_run = "bridged (sync, inline)"

@@ -13,12 +13,13 @@ from langgraph.cache.base import BaseCache
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from graphagent._graph import build_graph
-from graphagent._log import log
-from graphagent._options import refuse_unknown_keywords
-from graphagent._plan import check_breakpoints, compile_plan
-from graphagent._transformers import stream_transformers
-from graphagent.agent import DEFAULT_AGENT_NAME, CompiledAgent
+from graphagent._build.graph import build_graph
+from graphagent._core.log import log
+from graphagent._core.options import refuse_unknown_keywords
+from graphagent._core.runtime import DEFAULT_AGENT_NAME
+from graphagent._plan.compile import check_breakpoints, compile_plan
+from graphagent._plan.transformers import stream_transformers
+from graphagent.agent import CompiledAgent
 from graphagent.explain import explain
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, resolve_model

@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMe
 from langgraph.types import Command
 from langgraph.typing import ContextT
 
-from graphagent._deprecated import warn_deprecated
-from graphagent._options import refuse_unknown_arguments, unknown_argument_message
+from graphagent._core.deprecated import warn_deprecated
+from graphagent._core.options import refuse_unknown_arguments, unknown_argument_message
 from graphagent.errors import MiddlewareTypeError, UnknownArgumentError
 
 if TYPE_CHECKING:

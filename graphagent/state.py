@@ -11,7 +11,6 @@ from typing import (
     Annotated,
     Any,
     Generic,
-    Literal,
     NotRequired,
     Required,
     Union,
@@ -25,14 +24,12 @@ from langgraph.channels import EphemeralValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict, TypeVar, is_typeddict
 
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.hooks import JUMP_TARGETS as JUMP_TARGETS, JumpTo as JumpTo
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, StateSchemaConflictError
 
 _log = logging.getLogger("graphagent")
 
-JumpTo = Literal["end", "tools", "model"]
-"""Where a node hook may send the run with ``jump_to``: the end, the tools or the model."""
-JUMP_TARGETS: tuple[JumpTo, ...] = ("end", "tools", "model")
 
 ResponseT = TypeVar("ResponseT", default=Any)
 """The type of the ``structured_response`` field: what ``response_format`` parses into."""

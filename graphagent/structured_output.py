@@ -22,8 +22,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from typing_extensions import TypeVar
 
-from graphagent._native_output import supports_native
-from graphagent._schemas import Kind, Schema, is_union, schemas_of
+from graphagent._models.native_output import supports_native
+from graphagent._models.schemas import Kind, Schema, is_union, schemas_of
 from graphagent.errors import GraphAgentError, MiddlewareTypeError
 
 SchemaT = TypeVar("SchemaT", default=Any)

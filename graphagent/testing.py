@@ -41,8 +41,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr, SkipValidation
 from typing_extensions import override
 
-from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
-from graphagent._options import unknown_argument_message
+from graphagent._core.chunks import HAS_CHUNK_POSITION, tool_call_chunks
+from graphagent._core.options import unknown_argument_message
 from graphagent.errors import GraphAgentError, UnknownArgumentError
 
 __all__ = [

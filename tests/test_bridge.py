@@ -22,7 +22,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
 from graphagent import AsyncOnlyHookError, create_agent
-from graphagent._bridge import ASYNC, SYNC, Mode, Workers, run_sync
+from graphagent._core.bridge import ASYNC, SYNC, Mode, Workers, run_sync
 from graphagent.middleware import AgentMiddleware
 from graphagent.testing import ScriptedChatModel
 

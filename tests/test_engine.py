@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from graphagent import AsyncOnlyHookError
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent._chain import build_onion, hook_layers
-from graphagent._plan import Hook, discover
-from graphagent._wrap_agent import AgentLayer, enter, leave
+from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.records import Hook
+from graphagent._plan.discover import discover
+from graphagent._run.chain import build_onion, hook_layers
+from graphagent._run.wrap_agent import AgentLayer, enter, leave
 from graphagent.middleware import AgentMiddleware
 
 # --- build_onion ------------------------------------------------------------------------------

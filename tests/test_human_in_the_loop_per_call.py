@@ -446,4 +446,4 @@ def test_each_mode_adds_only_the_hook_it_reviews_in(mode: Any, node: bool, layer
     )
 
     assert ("HumanInTheLoopMiddleware.after_model" in agent.get_graph().nodes) is node
-    assert [h.middleware for h in agent.plan.wrap_tool_call] == ([review] if layer else [])
+    assert [h.middleware for h in agent.plan.hooks["wrap_tool_call"]] == ([review] if layer else [])

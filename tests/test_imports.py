@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import langgraph.runtime
 import pytest
@@ -80,3 +83,41 @@ def test_a_name_that_is_not_exported_is_an_attribute_error() -> None:
 
 def test_runtime_is_langgraphs_as_in_langchain() -> None:
     assert middleware.Runtime is langgraph.runtime.Runtime
+
+
+def _type_checking_imports() -> dict[str, set[str]]:
+    """What the ``if _TYPE_CHECKING:`` block of ``graphagent.middleware`` imports, by module."""
+    tree = ast.parse(Path(middleware.__file__).read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "_TYPE_CHECKING"
+    )
+    imported: dict[str, set[str]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), ast.unparse(node)
+        assert node.module, ast.unparse(node)
+        module = node.module.removeprefix("graphagent.middleware.")
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{alias.name} must be re-exported `as` itself"
+            imported.setdefault(module, set()).add(alias.name)
+    return imported
+
+
+def test_the_type_checking_imports_are_the_lazy_table() -> None:
+    table = {module: set(names) for module, names in middleware._BUILT_INS.items()}
+    assert _type_checking_imports() == table
+
+
+@pytest.mark.parametrize("module", sorted(middleware._BUILT_INS))
+def test_each_built_in_module_exports_what_the_table_says_it_gives(module: str) -> None:
+    loaded = importlib.import_module(f"graphagent.middleware.{module}")
+    assert set(middleware._BUILT_INS[module]) <= set(loaded.__all__)
+
+
+def test_the_package_exports_its_eager_names_and_every_built_in() -> None:
+    lazy = {name for names in middleware._BUILT_INS.values() for name in names}
+    eager = set(middleware.__all__) - lazy
+    assert {"AgentMiddleware", "before_model", "ModelRequest", "AgentState"} <= eager
+    assert all(not name.startswith("_") for name in middleware.__all__)
+    assert middleware.__all__ == sorted(middleware.__all__)

@@ -12,7 +12,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import Command
 
-from graphagent import _log, create_agent
+from graphagent import create_agent
+from graphagent._core import log as _log
 from graphagent.middleware import after_model, before_model, wrap_tool_call
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent

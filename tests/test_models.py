@@ -230,7 +230,7 @@ def test_an_id_without_a_model_name_is_rejected(model_id: str) -> None:
 
 def test_the_provider_table_matches_langchains() -> None:
     base = pytest.importorskip("langchain.chat_models.base")
-    from graphagent._providers import PROVIDERS
+    from graphagent._models.providers import PROVIDERS
 
     theirs = {key: (module, name) for key, (module, name, _) in base._BUILTIN_PROVIDERS.items()}
     ours = {key: (i.module, i.class_name) for key, i in PROVIDERS.items()}

@@ -7,12 +7,11 @@ from collections.abc import Callable
 from typing import Any, NotRequired
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from graphagent import MiddlewareError, create_agent
-from graphagent._plan import compile_plan
+from graphagent._plan.compile import compile_plan
 from graphagent.middleware import (
     AgentMiddleware,
     AgentState,
@@ -237,8 +236,8 @@ def test_the_plan_sorts_by_order_and_keeps_list_order_for_ties(orders: list[int]
     plan = compile_plan(stack)
     names = [m.name for m in plan.middleware]
     assert names == [m.name for m in sorted(stack, key=lambda m: -m.order)]
-    assert [h.owner for h in plan.before_model] == names
-    assert [h.owner for h in plan.after_model] == names[::-1]
+    assert [h.owner for h in plan.hooks["before_model"]] == names
+    assert [h.owner for h in plan.hooks["after_model"]] == names[::-1]
 
 
 @pytest.mark.parametrize("bad", [1.5, "1", True, None])

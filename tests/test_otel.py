@@ -29,8 +29,12 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
 from graphagent import MiddlewareError, as_tool, create_agent
-from graphagent.middleware import ToolErrorMiddleware, wrap_model_call, wrap_tool_call
-from graphagent.middleware import otel as otel_module
+from graphagent.middleware import (
+    ToolErrorMiddleware,
+    otel as otel_module,
+    wrap_model_call,
+    wrap_tool_call,
+)
 from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.otel import OtelTracingMiddleware
 from graphagent.testing import ScriptedChatModel, calls

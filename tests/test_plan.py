@@ -8,7 +8,7 @@ import pytest
 from langchain_core.tools import tool
 
 from graphagent import HooklessMiddlewareWarning
-from graphagent._plan import compile_plan
+from graphagent._plan.compile import compile_plan
 from graphagent.middleware import AgentMiddleware, after_agent, before_model, hook_config
 
 
@@ -65,8 +65,8 @@ def test_only_overridden_hooks_take_part() -> None:
         "A.after_model",
         "B.after_agent",
     ]
-    assert [h.owner for h in plan.wrap_model_call] == ["A"]
-    assert plan.wrap_tool_call == ()
+    assert [h.owner for h in plan.hooks["wrap_model_call"]] == ["A"]
+    assert plan.hooks["wrap_tool_call"] == ()
     assert [h.mode for h in plan.node_hooks] == ["sync", "async", "both", "sync", "sync"]
 
 

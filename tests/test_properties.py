@@ -10,8 +10,7 @@ import warnings
 from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from langchain_core.tools import tool
 
 from graphagent import HooklessMiddlewareWarning, create_agent

@@ -18,7 +18,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, interrupt
 
 from graphagent import create_agent
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent.errors import MiddlewareError
 from graphagent.middleware import _retry
 from graphagent.middleware._retry import Exhausted, RetryPolicy, call_with_retries, retry_policy

@@ -16,7 +16,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from graphagent import UnregisteredToolError, create_agent
-from graphagent._history import UNANSWERED
+from graphagent._core.history import UNANSWERED
 from graphagent.middleware import (
     AgentMiddleware,
     AgentState,

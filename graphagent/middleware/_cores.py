@@ -1,7 +1,7 @@
 """Wrap hooks written once: a built-in defines one core per wrap hook, and these bases derive the
 public sync and async hooks from it.
 
-A core is an ``async def`` taking a :class:`~graphagent._bridge.Mode` first; it calls the
+A core is an ``async def`` taking a :class:`~graphagent._core.bridge.Mode` first; it calls the
 handler with ``mode.call`` and does everything else that differs between runs through the mode
 too. The sync hook drives it with ``run_sync`` (so it never suspends), the async hook awaits it.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent.errors import hook_label
 from graphagent.middleware.base import AgentMiddleware, StateT, ToolResult
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse

@@ -8,8 +8,8 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 
-from graphagent._bridge import Mode
-from graphagent._internal_calls import internal_call_config
+from graphagent._core.bridge import Mode
+from graphagent._core.internal_calls import internal_call_config
 from graphagent.errors import MiddlewareTypeError
 
 try:

@@ -18,7 +18,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from graphagent._trace_policy import Field, hook_inputs, recorded
+from graphagent._core.trace_policy import Field, hook_inputs, recorded
 from graphagent.middleware._otel_semconv import (
     HOOK_INPUT,
     HOOK_OUTPUT,

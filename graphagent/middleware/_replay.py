@@ -29,11 +29,11 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.constants import TAG_NOSTREAM
 
-from graphagent._chunks import HAS_CHUNK_POSITION, tool_call_chunks
+from graphagent._core.chunks import HAS_CHUNK_POSITION, tool_call_chunks
 from graphagent.requests import ModelResponse
 
 if TYPE_CHECKING:
-    from graphagent._bridge import Mode
+    from graphagent._core.bridge import Mode
 
 StreamView = Callable[[AIMessage], AIMessage]
 """What of a finished reply the caller may see streamed (the state keeps the reply itself)."""

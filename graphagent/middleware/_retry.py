@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from graphagent._compat import is_control_flow
-from graphagent._deprecated import warn_deprecated
+from graphagent._core.deprecated import warn_deprecated
+from graphagent._core.langgraph_internals import is_control_flow
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
 
 if TYPE_CHECKING:
-    from graphagent._bridge import Mode
+    from graphagent._core.bridge import Mode
 
 try:  # langchain-core >= 1.3 classifies provider errors as retryable or not
     from langchain_core.exceptions import ModelError

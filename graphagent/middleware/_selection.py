@@ -13,8 +13,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 
-from graphagent._bridge import Mode
-from graphagent._internal_calls import internal_call_config
+from graphagent._core.bridge import Mode
+from graphagent._core.internal_calls import internal_call_config
 
 _WRAPPING = "`'\"*.,;:!?()[]{}<> \t\r\n"
 

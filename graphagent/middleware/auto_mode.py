@@ -21,8 +21,8 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._decisions import answer_to, checked_classifier, classify
 from graphagent.middleware._tool_option import check_known, tool_names

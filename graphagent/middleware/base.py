@@ -13,8 +13,8 @@ from langgraph.types import Command, TracePolicy
 from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
 
-from graphagent._hookspec import jump_targets
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.hooks import jump_targets
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, JumpTo, ResponseT
 
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.runtime import Runtime
 
-    from graphagent._observe import HookObserver
-    from graphagent.agent import AgentRuntime
+    from graphagent._core.observe import HookObserver
+    from graphagent._core.runtime import AgentRuntime
 
 StateT = DefaultTypeVar("StateT", default=AgentState[Any])
 """The state a middleware's hooks receive: its ``state_schema`` merged with the others'."""

@@ -19,8 +19,8 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.typing import ContextT
 
-from graphagent._bridge import Mode
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
 from graphagent.middleware._context_size import TokenCounter
 from graphagent.middleware._cores import ModelCallCore

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from langchain_core.messages import SystemMessage
 
-from graphagent._hookspec import checked_hook, jump_targets
+from graphagent._core.hooks import checked_hook, jump_targets
 from graphagent.errors import hook_label
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse

@@ -24,7 +24,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.typing import ContextT
 from pydantic import BaseModel, Field
 
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
 from graphagent.middleware._file_walk import (
     Parts,

@@ -63,9 +63,9 @@ from langgraph.types import interrupt
 from langgraph.typing import ContextT
 from pydantic import PlainValidator, ValidationError, WithJsonSchema
 
-from graphagent._bridge import Mode
-from graphagent._history import pending_tool_calls
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.history import pending_tool_calls
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._hitl_checks import (

@@ -8,7 +8,7 @@ and marked with :func:`internal_call_metadata` for LangGraph's v3 event protocol
 those of LangChain's ``langchain.agents.middleware.internal_call_transformer``.
 """
 
-from graphagent._internal_calls import (
+from graphagent._core.internal_calls import (
     INTERNAL_CALL_METADATA_KEY,
     InternalCallTransformer,
     internal_call_config,

@@ -41,8 +41,8 @@ from langchain_core.messages import AIMessage
 from langgraph.types import Command
 from langgraph.typing import ContextT
 
-from graphagent._bridge import Mode
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware.base import hook_config

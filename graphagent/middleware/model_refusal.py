@@ -18,8 +18,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import RefusalContentBlock
 from langgraph.typing import ContextT
 
-from graphagent._bridge import Mode
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.requests import ModelRequest, ModelResponse

@@ -8,8 +8,8 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.typing import ContextT
 
-from graphagent._bridge import Mode
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._retry import (
     Exhausted,

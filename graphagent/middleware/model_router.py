@@ -20,8 +20,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.typing import ContextT
 from pydantic import JsonValue
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._decisions import answer_to, checked_classifier, classify

@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
-from graphagent._bridge import Mode
-from graphagent._options import refuse_unknown_arguments
-from graphagent._wrap_agent import INTERRUPT
-from graphagent.agent import DEFAULT_AGENT_NAME, AgentRuntime
+from graphagent._core.bridge import Mode
+from graphagent._core.langgraph_internals import INTERRUPT
+from graphagent._core.options import refuse_unknown_arguments
+from graphagent._core.runtime import DEFAULT_AGENT_NAME, AgentRuntime
 from graphagent.errors import MiddlewareError
-from graphagent.middleware import _otel_content as content
-from graphagent.middleware import _otel_semconv as semconv
+from graphagent.middleware import _otel_content as content, _otel_semconv as semconv
 from graphagent.middleware._cores import ModelCallCore, ToolCallCore
 
 # A name of this module: the tests replace it to check that a no-op run builds no attributes.
@@ -32,8 +31,7 @@ from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.requests import ModelRequest, ModelResponse
 
 try:
-    from opentelemetry import context as otel_context
-    from opentelemetry import trace
+    from opentelemetry import context as otel_context, trace
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 except ImportError as missing:
@@ -47,7 +45,7 @@ if TYPE_CHECKING:
 
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
-    from graphagent._observe import HookObserver
+    from graphagent._core.observe import HookObserver
 
 __all__ = ["OtelTracingMiddleware"]
 

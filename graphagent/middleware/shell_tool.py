@@ -21,8 +21,8 @@ from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 from pydantic import BaseModel, Field
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, ShellToolError
 from graphagent.middleware._execution import (
     BaseExecutionPolicy,

@@ -30,10 +30,10 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.typing import ContextT
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent._deprecated import warn_deprecated
-from graphagent._internal_calls import internal_call_config
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.deprecated import warn_deprecated
+from graphagent._core.internal_calls import internal_call_config
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
 from graphagent.middleware._context_size import (
     ContextFraction,

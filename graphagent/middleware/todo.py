@@ -19,8 +19,8 @@ from langgraph.types import Command
 from langgraph.typing import ContextT
 from typing_extensions import TypedDict
 
-from graphagent._bridge import Mode
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._cores import ModelCallCore
 from graphagent.requests import ModelRequest, ModelResponse

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.typing import ContextT
 
-from graphagent._history import pending_tool_calls
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.history import pending_tool_calls
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
 from graphagent.middleware._tool_option import check_known
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config

@@ -21,10 +21,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent._bridge import Mode
-from graphagent._deprecated import warn_deprecated
-from graphagent._internal_calls import internal_call_config
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.deprecated import warn_deprecated
+from graphagent._core.internal_calls import internal_call_config
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult

@@ -11,9 +11,9 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.typing import ContextT
 
-from graphagent._bridge import Mode
-from graphagent._compat import is_control_flow
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.bridge import Mode
+from graphagent._core.langgraph_internals import is_control_flow
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import (
     AsyncOnlyHookError,
     HookReturnError,

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from langgraph.types import TracePolicy as LangGraphTracePolicy
-from langgraph.types import omit_payload
+from langgraph.types import TracePolicy as LangGraphTracePolicy, omit_payload
 
-from graphagent import _trace_policy
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core import trace_policy as _trace_policy
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareTypeError
 
 __all__ = ["TracePolicy", "configure_trace_policy", "omit_payload"]

@@ -22,7 +22,7 @@ from typing_extensions import is_typeddict
 
 import graphagent.middleware as built_ins
 from graphagent import create_agent
-from graphagent._options import refuse_unknown_arguments
+from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import UnknownArgumentError
 from graphagent.middleware import (
     ModelCallLimitMiddleware,

@@ -19,6 +19,8 @@ from langchain_core.messages import AnyMessage
 from langchain_core.prompt_values import ChatPromptValueConcrete, StringPromptValue
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 
+from graphagent._models.spec import ModelSpec
+
 if TYPE_CHECKING:
     from langchain_core.runnables.schema import StreamEvent
 
@@ -197,7 +199,6 @@ class ConfigurableChatModel(Runnable[LanguageModelInput, Any]):
         self.__dict__.update(state, _built=OrderedDict())
 
     def _build(self, params: Mapping[str, Any]) -> BaseChatModel:
-        from graphagent.models import ModelSpec  # here: models.py imports this module
 
         kwargs = dict(params)
         model, provider = kwargs.pop("model", None), kwargs.pop("model_provider", None)
@@ -241,7 +242,6 @@ class ConfigurableChatModel(Runnable[LanguageModelInput, Any]):
 
     def _check_defaults(self) -> None:
         """What can be known now: a model to call, and the one fixed model id, if it is fixed."""
-        from graphagent.models import ModelSpec  # here: models.py imports this module
 
         model, provider = self._defaults.get("model"), self._defaults.get("model_provider")
         if model is not None and not isinstance(model, str):

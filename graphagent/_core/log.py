@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 
-from graphagent._plan import Hook
+from graphagent._core.records import Hook
 
 log = logging.getLogger("graphagent")
 log.addHandler(logging.NullHandler())  # a library never prints unless its user configures logging

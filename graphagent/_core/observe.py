@@ -11,12 +11,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from functools import partial
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
+from graphagent._core.bridge import EntryPoints, Mode
+from graphagent._core.hooks import CALL_WRAPPERS, NODE_HOOKS, Position
+
+WATCHED: frozenset[Position] = frozenset((*NODE_HOOKS, *CALL_WRAPPERS))
+"""The hooks an observer surrounds: every node hook and the model and tool call wrappers."""
 
 if TYPE_CHECKING:
-    from graphagent._plan import Hook, Plan
+    from graphagent._core.records import Hook, Plan
     from graphagent.middleware.base import AgentMiddleware
 
 Watched = tuple["AgentMiddleware[Any, Any, Any]", "HookObserver"]
@@ -37,18 +43,13 @@ def observed(plan: Plan) -> Plan:
     if not observers:
         return plan
 
-    def watch(hooks: tuple[Hook, ...]) -> tuple[Hook, ...]:
-        return tuple(_watched(hook, observers) for hook in hooks)
-
-    return dataclasses.replace(
-        plan,
-        before_agent=watch(plan.before_agent),
-        before_model=watch(plan.before_model),
-        after_model=watch(plan.after_model),
-        after_agent=watch(plan.after_agent),
-        wrap_model_call=watch(plan.wrap_model_call),
-        wrap_tool_call=watch(plan.wrap_tool_call),
-    )
+    hooks = {
+        position: tuple(_watched(hook, observers) for hook in hooks)
+        if position in WATCHED
+        else hooks
+        for position, hooks in plan.hooks.items()
+    }
+    return dataclasses.replace(plan, hooks=MappingProxyType(hooks))
 
 
 def _watched(hook: Hook, observers: Sequence[Watched]) -> Hook:
@@ -58,31 +59,19 @@ def _watched(hook: Hook, observers: Sequence[Watched]) -> Hook:
         if owner is hook.middleware:
             continue
         if sync is not None:
-            sync = _sync_call(hook, observer, sync)
+            sync = EntryPoints(partial(_call, hook, observer, sync), hook.label)
         if asynchronous is not None:
-            asynchronous = _async_call(hook, observer, asynchronous)
+            asynchronous = EntryPoints(
+                partial(_call, hook, observer, asynchronous), hook.label
+            ).arun
     return dataclasses.replace(hook, sync=sync, asynchronous=asynchronous)
 
 
-def _sync_call(hook: Hook, observer: HookObserver, fn: Callable[..., Any]) -> Callable[..., Any]:
-    def call(payload: Any, second: Any) -> Any:
-        return run_sync(_call(SYNC, hook, observer, fn, payload, second), hook.label)
-
-    return call
-
-
-def _async_call(hook: Hook, observer: HookObserver, fn: Callable[..., Any]) -> Callable[..., Any]:
-    async def call(payload: Any, second: Any) -> Any:
-        return await _call(ASYNC, hook, observer, fn, payload, second)
-
-    return call
-
-
 async def _call(
-    mode: Mode,
     hook: Hook,
     observer: HookObserver,
     fn: Callable[..., Any],
+    mode: Mode,
     payload: Any,
     second: Any,
 ) -> Any:

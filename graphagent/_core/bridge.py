@@ -116,6 +116,35 @@ def run_sync(core: Coroutine[Any, Any, T], where: str) -> T:
     )
 
 
+class EntryPoints:
+    """The sync and async entry points of a two-argument core written once, ``core(mode, first,
+    second)``: calling the object runs the core in a sync run, :meth:`arun` awaits it in an async
+    one. With ``sync_error``, a sync run raises that instead (an async-only hook met by it).
+
+    Every engine entry point takes two arguments: a node's state and runtime (langgraph passes the
+    runtime to a parameter of that name), or a call's request and handler. An object, not a pair
+    of closures: when compiling, langgraph reads each node function's closure, an object it skips.
+    """
+
+    __slots__ = ("core", "sync_error", "where")
+
+    def __init__(
+        self,
+        core: Callable[[Mode, Any, Any], Coroutine[Any, Any, Any]],
+        where: str,
+        sync_error: BaseException | None = None,
+    ) -> None:
+        self.core, self.where, self.sync_error = core, where, sync_error
+
+    def __call__(self, state: Any, runtime: Any) -> Any:
+        if self.sync_error is not None:
+            raise self.sync_error
+        return run_sync(self.core(SYNC, state, runtime), self.where)
+
+    async def arun(self, state: Any, runtime: Any) -> Any:
+        return await self.core(ASYNC, state, runtime)
+
+
 def in_mode(
     core: Callable[..., Coroutine[Any, Any, T]], mode: Mode, where: str
 ) -> Callable[..., Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 
-from graphagent._history import FINAL_ANSWER
+from graphagent._core.history import FINAL_ANSWER
 from graphagent.requests import ModelResponse
 from graphagent.structured_output import (
     AutoStrategy,

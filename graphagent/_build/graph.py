@@ -9,13 +9,14 @@ from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
 from langgraph.graph import StateGraph
 
-from graphagent._model_node import ModelSetup, model_node
-from graphagent._nodes import destinations, hook_node, router
-from graphagent._observe import observed
-from graphagent._plan import MODEL_NODE, TOOLS_NODE, Plan
-from graphagent._state_view import StateChannels
-from graphagent._tool_node import ToolRegistry, tools_node
-from graphagent._trace_policy import node_trace_policy
+from graphagent._build.model_node import ModelSetup, model_node
+from graphagent._build.nodes import destinations, hook_node, router
+from graphagent._core.observe import observed
+from graphagent._core.records import MODEL_NODE, TOOLS_NODE, Plan
+from graphagent._build.state_view import StateChannels
+from graphagent._run.tool_registry import ToolRegistry
+from graphagent._build.tool_node import tools_node
+from graphagent._core.trace_policy import node_trace_policy
 
 
 def build_graph(
@@ -44,14 +45,14 @@ def build_graph(
             hook_node(group, plan.routes[group.node], fields, plan.facts),
             trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
-    registry = ToolRegistry(plan.tools, wrapped=bool(plan.wrap_tool_call))
+    registry = ToolRegistry(plan.tools, wrapped=bool(plan.hooks["wrap_tool_call"]))
     offered = (*plan.tools, *plan.provider_tools)
     setup = ModelSetup(
         model, system_message, offered, name, state_keys, plain_keys, registry, response_format
     )
-    graph.add_node(MODEL_NODE, model_node(setup, plan.wrap_model_call))
+    graph.add_node(MODEL_NODE, model_node(setup, plan.hooks["wrap_model_call"]))
     if plan.tools:
-        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.wrap_tool_call))
+        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.hooks["wrap_tool_call"]))
     return_direct = frozenset(t.name for t in plan.tools if t.return_direct)
     for source, route in plan.routes.items():
         targets = destinations(route)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from graphagent.errors import MiddlewareError
-from graphagent.state import JUMP_TARGETS, JumpTo
 
-POSITIONS = (
+JumpTo = Literal["end", "tools", "model"]
+"""Where a node hook may send the run with ``jump_to``: the end, the tools or the model."""
+JUMP_TARGETS: tuple[JumpTo, ...] = get_args(JumpTo)
+
+Position = Literal[
     "transform_input",
     "wrap_agent",
     "before_agent",
@@ -20,13 +23,21 @@ POSITIONS = (
     "after_model",
     "wrap_tool_call",
     "after_agent",
-)
+]
 """Every hook, in the order a run meets them: the one list the others derive from."""
-INPUT_HOOK = POSITIONS[0]
+POSITIONS: tuple[Position, ...] = get_args(Position)
+INPUT_HOOK: Position = "transform_input"
 """Sync only: it runs when a run is called, before anything could await."""
-NODE_HOOKS = tuple(p for p in POSITIONS if p.startswith(("before_", "after_")))
-WRAP_HOOKS = tuple(p for p in POSITIONS if p.startswith("wrap_"))
-ALL_HOOKS = (*NODE_HOOKS, *WRAP_HOOKS, INPUT_HOOK)
+NODE_HOOKS: tuple[Position, ...] = tuple(
+    p for p in POSITIONS if p.startswith(("before_", "after_"))
+)
+"""The hooks that become graph nodes, in run order."""
+WRAP_HOOKS: tuple[Position, ...] = tuple(p for p in POSITIONS if p.startswith("wrap_"))
+"""The hooks that wrap a run or a call, outermost first."""
+CALL_WRAPPERS: tuple[Position, ...] = tuple(p for p in WRAP_HOOKS if p.endswith("_call"))
+"""The wrap hooks around one model or tool call (``wrap_agent`` wraps the whole run)."""
+ALL_HOOKS: tuple[Position, ...] = (*NODE_HOOKS, *WRAP_HOOKS, INPUT_HOOK)
+"""Every hook, node hooks first: the order hooks are discovered and reported in."""
 
 # Every hook method name -> (the hook it implements, whether it is the async twin).
 _METHODS = {kind: (kind, False) for kind in ALL_HOOKS} | {

@@ -11,12 +11,12 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.types import Command
 
-from graphagent._bridge import Mode
-from graphagent._configurable import ConfigurableChatModel, chat_model_for_agent
-from graphagent._history import pair_tool_calls
-from graphagent._native_output import bind_native
-from graphagent._structured import Strategy, provider_rejections, resolve, to_response
-from graphagent._tool_node import ToolRegistry
+from graphagent._core.bridge import Mode
+from graphagent._core.history import pair_tool_calls
+from graphagent._models.configurable import ConfigurableChatModel, chat_model_for_agent
+from graphagent._models.native_output import bind_native
+from graphagent._run.structured import Strategy, provider_rejections, resolve, to_response
+from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import note_origin
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.structured_output import ProviderStrategy, ToolStrategy

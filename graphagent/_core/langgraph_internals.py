@@ -11,6 +11,8 @@
   plain resume value.
 - ``REDUCER_CHANNELS``: the channel kinds that apply a reducer to each write (``DeltaChannel``
   is newer than the oldest langgraph graphagent supports).
+- ``INTERRUPT``: the key of interrupts in langgraph's outputs (langgraph keeps its constant
+  private).
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ _PRIVATE_API = (
     "_combine_tool_outputs",
     "_extract_state",
 )
+
+INTERRUPT = "__interrupt__"
 
 
 class InlineToolNode(ToolNode):

@@ -13,15 +13,16 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
-from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
-from graphagent._compat import RunnableCallable
-from graphagent._configurable import ConfigurableChatModel
-from graphagent._history import answer_malformed_calls
-from graphagent._log import model_step
-from graphagent._model_call import ModelCall, Outcome
-from graphagent._plan import MODEL_NODE, Hook
-from graphagent._tool_node import ToolRegistry
+from graphagent._core.bridge import EntryPoints, ASYNC, SYNC, Mode, in_mode, run_sync
+from graphagent._run.chain import LayerCore, build_onion, hook_layers
+from graphagent._core.records import async_only_error
+from graphagent._core.langgraph_internals import RunnableCallable
+from graphagent._models.configurable import ConfigurableChatModel
+from graphagent._core.history import answer_malformed_calls
+from graphagent._core.log import model_step
+from graphagent._run.model_call import ModelCall, Outcome
+from graphagent._core.records import MODEL_NODE, Hook
+from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import HookReturnError, UnsupportedCommandError, note_origin
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 
@@ -52,7 +53,7 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
     chosen: Any = setup.model
     prebuild = chosen.model_for if isinstance(chosen, ConfigurableChatModel) else None
 
-    async def run(state: dict[str, Any], runtime: Runtime[Any], mode: Mode) -> Any:
+    async def run(mode: Mode, state: dict[str, Any], runtime: Runtime[Any]) -> Any:
         if mode.asynchronous and prebuild is not None:
             with suppress(Exception):  # the model call itself reports it, naming the call
                 await mode.offload(prebuild)
@@ -61,15 +62,8 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
         outcome = await mode.call(chains[mode], _request(setup, state, messages, runtime))
         return _update(outcome, setup.plain_keys, answered)
 
-    def model(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
-        if sync_error is not None:
-            raise sync_error
-        return run_sync(run(state, runtime, SYNC), MODEL_NODE)
-
-    async def amodel(state: dict[str, Any], runtime: Runtime[Any]) -> Any:
-        return await run(state, runtime, ASYNC)
-
-    return RunnableCallable(model, amodel, name=MODEL_NODE, trace=False)
+    entry = EntryPoints(run, MODEL_NODE, sync_error)
+    return RunnableCallable(entry, entry.arun, name=MODEL_NODE, trace=False)
 
 
 def _chain(setup: ModelSetup, hooks: Sequence[Hook], call: ModelCall, mode: Mode) -> Any:

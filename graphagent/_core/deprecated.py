@@ -6,7 +6,8 @@ import os
 import sys
 import warnings
 
-_PACKAGE = os.path.dirname(__file__) + os.sep  # as code objects spell their files
+# graphagent/, as code objects spell their files
+_PACKAGE = os.path.dirname(os.path.dirname(__file__)) + os.sep
 
 
 def warn_deprecated(

@@ -14,8 +14,8 @@ from typing import Any
 
 from langgraph.types import Command, StateUpdate
 
-from graphagent._compat import update_pairs
-from graphagent._plan import Hook
+from graphagent._core.langgraph_internals import update_pairs
+from graphagent._core.records import Hook
 from graphagent.errors import HookReturnError, note_origin
 
 

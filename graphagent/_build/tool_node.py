@@ -11,45 +11,15 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 from langgraph.types import Command
 
-from graphagent._bridge import ASYNC, SYNC, Mode, in_mode, run_sync
-from graphagent._chain import LayerCore, async_only_error, build_onion, hook_layers
-from graphagent._compat import InlineToolNode
-from graphagent._log import tool_step
-from graphagent._plan import TOOLS_NODE, Hook
+from graphagent._core.bridge import EntryPoints, ASYNC, SYNC, Mode, in_mode, run_sync
+from graphagent._run.chain import LayerCore, build_onion, hook_layers
+from graphagent._core.records import async_only_error
+from graphagent._core.langgraph_internals import InlineToolNode
+from graphagent._core.log import tool_step
+from graphagent._core.records import TOOLS_NODE, Hook
 from graphagent.errors import HookReturnError, UnregisteredToolError, note_origin
 
 ToolResult = Any  # ToolMessage | Command
-
-
-class ToolRegistry:
-    """The tools the agent executes, and the check on unregistered ones hooks offer the model.
-
-    A ``wrap_model_call`` hook may offer the model a tool the agent does not have; only a
-    ``wrap_tool_call`` hook can execute it (``request.override(tool=...)``). A call to it that no
-    hook executes is answered, like a call to any unknown tool, with an error ``ToolMessage``
-    naming the tools the agent has, as in LangChain.
-    """
-
-    def __init__(self, tools: Sequence[BaseTool], wrapped: bool) -> None:
-        self.names = frozenset(t.name for t in tools)
-        self.wrapped = wrapped
-
-    def check_offered(self, tools: Sequence[Any]) -> None:
-        """Refuse unregistered tools among ``tools`` when no hook could execute them."""
-        if self.wrapped:
-            return
-        offered = [t.name for t in tools if isinstance(t, BaseTool) and t.name not in self.names]
-        if offered:
-            raise UnregisteredToolError(_unregistered(offered[0]))
-
-
-def _unregistered(name: str) -> str:
-    return (
-        "Middleware added tools that the agent doesn't know how to execute: the model was offered "
-        f"the tool '{name}' by a wrap_model_call hook, but the agent cannot execute it and has no "
-        "wrap_tool_call hook; register it (create_agent(tools=...) or a middleware's `tools`), "
-        "or execute it in a wrap_tool_call hook with request.override(tool=...)."
-    )
 
 
 def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
@@ -59,7 +29,7 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
     modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
     layers = {mode: hook_layers(hooks, mode, _layer) for mode in modes}
 
-    async def run(request: ToolCallRequest, execute: Callable[..., Any], mode: Mode) -> Any:
+    async def run(mode: Mode, request: ToolCallRequest, execute: Callable[..., Any]) -> Any:
         async def base(req: ToolCallRequest) -> ToolResult:
             try:
                 return await mode.call(execute, req)
@@ -72,20 +42,13 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
         chain = build_onion(layers[mode], in_mode(base, mode, TOOLS_NODE))
         return tool_step(request.tool_call, await mode.call(chain, request))
 
-    def wrap(request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]) -> Any:
-        if sync_error is not None:
-            raise sync_error
-        return run_sync(run(request, execute, SYNC), TOOLS_NODE)
-
-    async def awrap(request: ToolCallRequest, execute: Callable[..., Any]) -> Any:
-        return await run(request, execute, ASYNC)
-
+    entry = EntryPoints(run, TOOLS_NODE, sync_error)
     return InlineToolNode(
         list(tools),
         name=TOOLS_NODE,
         handle_tool_errors=False,
-        wrap_tool_call=wrap,
-        awrap_tool_call=awrap,
+        wrap_tool_call=entry,
+        awrap_tool_call=entry.arun,
     )
 
 

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.types import TracePolicy
 
+from graphagent._core.hooks import CALL_WRAPPERS
 from graphagent.errors import MiddlewareError
 
 if TYPE_CHECKING:
     from graphagent.middleware.base import AgentMiddleware
 
 Field = Literal["process_inputs", "process_outputs"]
-WRAP_HOOKS = ("wrap_model_call", "wrap_tool_call")
 
 _default: TracePolicy | None = None
 
@@ -84,7 +84,7 @@ def hook_inputs(hook: str, payload: Any) -> Any:
     """What ``process_inputs`` is given for one call of ``hook``, in the shapes LangChain's traces
     give it: a node hook's state; for a wrap hook, ``{"request": {field: value}}`` with the
     request's fields but its runtime."""
-    if hook not in WRAP_HOOKS or not dataclasses.is_dataclass(payload):
+    if hook not in CALL_WRAPPERS or not dataclasses.is_dataclass(payload):
         return payload
     fields = dataclasses.fields(payload)
     return {"request": {f.name: getattr(payload, f.name) for f in fields if f.name != "runtime"}}

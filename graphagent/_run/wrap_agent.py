@@ -6,7 +6,7 @@ when a stream is closed early, ``CancelledError`` when the task is cancelled). H
 exception they swallow is raised all the same, and they cannot replace the output.
 
 The driver is written once, as coroutines; a sync run drives them with
-:func:`graphagent._bridge.run_sync`, which works because every layer of a sync run is a plain
+:func:`graphagent._core.bridge.run_sync`, which works because every layer of a sync run is a plain
 generator and never suspends.
 """
 
@@ -19,14 +19,10 @@ from collections.abc import AsyncGenerator, Coroutine, Generator, Iterator, Sequ
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphagent._bridge import Mode, run_sync
-from graphagent._chain import async_only_hook_error
-from graphagent._compat import closed_stream
-from graphagent._plan import Hook
+from graphagent._core.bridge import Mode, run_sync
+from graphagent._core.langgraph_internals import INTERRUPT, closed_stream
+from graphagent._core.records import Hook, async_only_hook_error
 from graphagent.errors import HookReturnError, note_origin
-
-INTERRUPT = "__interrupt__"
-"""The key of interrupts in langgraph's outputs (langgraph keeps its constant private)."""
 
 
 @dataclass(slots=True)

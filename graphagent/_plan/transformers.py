@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.prebuilt import ToolCallTransformer
 
-from graphagent._internal_calls import InternalCallTransformer
+from graphagent._core.internal_calls import InternalCallTransformer
 from graphagent.errors import MiddlewareTypeError
 from graphagent.middleware.base import AgentMiddleware
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from graphagent._bridge import SYNC, Mode, bridge_to_async, in_mode
-from graphagent._plan import Hook
-from graphagent.errors import AsyncOnlyHookError
+from graphagent._core.bridge import SYNC, Mode, bridge_to_async, in_mode
+from graphagent._core.records import Hook, async_only_hook_error
 
 Handler = Callable[[Any], Any]
 Layer = Callable[[Any, Handler], Any]
@@ -47,19 +46,3 @@ def _hook_layer(hook: Hook, mode: Mode, make: MakeLayer) -> Layer:
     if mode.asynchronous and hook.sync is not None:
         return bridge_to_async(in_mode(make(hook, hook.sync, SYNC), SYNC, hook.label))
     raise async_only_hook_error(hook)
-
-
-def async_only_error(hooks: Sequence[Hook]) -> AsyncOnlyHookError | None:
-    """The error a synchronous run must raise because some of ``hooks`` are async-only."""
-    async_only = [h for h in hooks if h.sync is None]
-    return async_only_hook_error(async_only[0]) if async_only else None
-
-
-def async_only_hook_error(hook: Hook) -> AsyncOnlyHookError:
-    """The error for ``hook``, which has no sync implementation, met by a synchronous run."""
-    position = hook.position
-    return AsyncOnlyHookError(
-        f"Synchronous implementation of {position} is not available: {hook.label} has only an "
-        f"async implementation (a{position}), so it cannot run under invoke()/stream(); run the "
-        f"agent with ainvoke()/astream(), or also define {position}."
-    )

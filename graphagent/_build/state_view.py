@@ -32,7 +32,7 @@ from langgraph.channels import (
 from langgraph.graph.message import add_messages
 from langgraph.types import Command, Overwrite
 
-from graphagent._compat import REDUCER_CHANNELS, is_overwrite
+from graphagent._core.langgraph_internals import REDUCER_CHANNELS, is_overwrite
 from graphagent.errors import MiddlewareError, note_origin
 
 Channel = BaseChannel[Any, Any, Any]

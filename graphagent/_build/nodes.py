@@ -10,13 +10,13 @@ from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from graphagent._bridge import ASYNC, SYNC, Mode, run_sync
-from graphagent._chain import async_only_hook_error
-from graphagent._compat import RunnableCallable, overwritten
-from graphagent._history import answered_in_place, pending_tool_calls
-from graphagent._log import hook_step
-from graphagent._plan import TOOLS_NODE, Hook, HookGroup, Route
-from graphagent._state_view import StateChannels, StateView
+from graphagent._core.bridge import SYNC, EntryPoints, Mode
+from graphagent._core.records import async_only_hook_error
+from graphagent._core.langgraph_internals import RunnableCallable, overwritten
+from graphagent._core.history import answered_in_place, pending_tool_calls
+from graphagent._core.log import hook_step
+from graphagent._core.records import TOOLS_NODE, Hook, HookGroup, Route
+from graphagent._build.state_view import StateChannels, StateView
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.middleware.base import RUNNING_AGENT, AgentFacts
 from graphagent.state import JUMP_TARGETS
@@ -34,15 +34,12 @@ def hook_node(
     if len(steps) > 1:
         step = FusedStep(group.node, steps, fields)
     asynchronous = any(hook.asynchronous for hook in group.hooks)
-    return RunnableCallable(step, step.arun if asynchronous else None, name=group.node, trace=False)
+    entry = EntryPoints(step.run, step.where)
+    return RunnableCallable(entry, entry.arun if asynchronous else None, name=group.node, trace=False)
 
 
 class HookStep:
-    """Runs one hook and checks what it returned.
-
-    A callable object rather than a closure: when compiling, langgraph disassembles every node
-    function's closure looking for subgraphs, which a plain object skips.
-    """
+    """Runs one hook and checks what it returned."""
 
     __slots__ = ("facts", "hook", "route", "state_keys")
 
@@ -51,11 +48,9 @@ class HookStep:
     ) -> None:
         self.hook, self.route, self.state_keys, self.facts = hook, route, state_keys, facts
 
-    def __call__(self, state: Any, runtime: Runtime[Any]) -> Any:
-        return run_sync(self.run(SYNC, state, runtime), self.hook.label)
-
-    async def arun(self, state: Any, runtime: Runtime[Any]) -> Any:
-        return await self.run(ASYNC, state, runtime)
+    @property
+    def where(self) -> str:
+        return self.hook.label
 
     async def run(self, mode: Mode, state: Any, runtime: Any) -> Any:
         """Run the hook in a run of ``mode`` and return its checked update. An async run without
@@ -88,11 +83,9 @@ class FusedStep:
         fields.check_fusable()
         self.node, self.steps, self.fields = node, steps, fields
 
-    def __call__(self, state: Any, runtime: Runtime[Any]) -> Any:
-        return run_sync(self.run(SYNC, state, runtime), self.node)
-
-    async def arun(self, state: Any, runtime: Runtime[Any]) -> Any:
-        return await self.run(ASYNC, state, runtime)
+    @property
+    def where(self) -> str:
+        return self.node
 
     async def run(self, mode: Mode, state: Any, runtime: Any) -> Any:
         view = StateView(self.fields, state)

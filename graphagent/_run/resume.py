@@ -20,7 +20,7 @@ from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from graphagent._compat import is_interrupt_id
+from graphagent._core.langgraph_internals import is_interrupt_id
 from graphagent.errors import ResumeError
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]

@@ -1,0 +1,147 @@
+"""The records every stage passes along: ``Hook``, ``HookGroup``, ``Route`` and ``Plan``.
+
+``compile_plan`` (``graphagent._plan``) makes them, ``build_graph`` (``graphagent._build``) and the
+run-time code (``graphagent._run``, ``graphagent.agent``) read them. They are plain, frozen data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from graphagent._core.hooks import NODE_HOOKS, Position
+from graphagent.errors import AsyncOnlyHookError, hook_label
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+    from graphagent.middleware.base import AgentFacts, AgentMiddleware
+    from graphagent.state import JumpTo, MergedSchemas
+
+MODEL_NODE = "model"
+TOOLS_NODE = "tools"
+
+Implemented = Literal["sync", "async", "both"]
+"""Which implementations a hook has: its sync method, its async twin, or both."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """One implemented hook of one middleware."""
+
+    middleware: AgentMiddleware[Any, Any, Any]
+    position: Position
+    """Which hook it is: ``before_model``, ``wrap_tool_call``... (``POSITIONS``)."""
+    sync: Callable[..., Any] | None
+    asynchronous: Callable[..., Any] | None
+    can_jump_to: tuple[JumpTo, ...] = ()
+
+    @property
+    def owner(self) -> str:
+        return self.middleware.name
+
+    @property
+    def node(self) -> str:
+        """The graph node of a node hook: ``"{middleware name}.{hook}"``."""
+        return f"{self.owner}.{self.position}"
+
+    @property
+    def label(self) -> str:
+        return hook_label(self.owner, self.position)
+
+    @property
+    def mode(self) -> Implemented:
+        if self.sync and self.asynchronous:
+            return "both"
+        return "sync" if self.sync else "async"
+
+
+@dataclass(frozen=True, slots=True)
+class HookGroup:
+    """The node hooks one graph node runs, in order: one hook by default; with ``fuse_hooks``,
+    every hook of one position, in a node named after the position (``"before_model"``)."""
+
+    node: str
+    hooks: tuple[Hook, ...]
+
+    @property
+    def position(self) -> Position:
+        return self.hooks[0].position
+
+    @property
+    def can_jump_to(self) -> tuple[JumpTo, ...]:
+        """Every target one of the hooks declares."""
+        return tuple(dict.fromkeys(t for hook in self.hooks for t in hook.can_jump_to))
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a node goes next.
+
+    In order: the node a declared ``jump_to`` target maps to; with ``to_tools``, the tools for
+    pending tool calls, or ``loop`` again when the model's calls were all answered in place; with
+    ``exit``, there when a ``return_direct`` tool was called; otherwise ``default``.
+    """
+
+    default: str
+    jumps: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    to_tools: bool = False
+    loop: str | None = None
+    exit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What will run, in what order, and how the nodes connect."""
+
+    middleware: tuple[AgentMiddleware[Any, Any, Any], ...]
+    hooks: Mapping[Position, tuple[Hook, ...]]
+    """Every position's hooks in execution order: ``before_*`` and wrap hooks in list order
+    (the first wrap hook outermost), ``after_*`` reversed. Every position has an entry."""
+    tools: tuple[BaseTool, ...]
+    provider_tools: tuple[dict[str, Any], ...]
+    schemas: MergedSchemas
+    entry: str
+    routes: Mapping[str, Route]
+    facts: AgentFacts
+    """What the middleware checked the agent against (``validate_agent``); node hooks run with
+    it as the :func:`~graphagent.middleware.base.running_agent`."""
+    fused: bool = False
+    """Whether the node hooks of each position run as one node (``fuse_hooks``)."""
+
+    @property
+    def node_hooks(self) -> tuple[Hook, ...]:
+        """Every node hook, in the order a run meets them."""
+        return tuple(hook for position in NODE_HOOKS for hook in self.hooks[position])
+
+    @property
+    def groups(self) -> tuple[HookGroup, ...]:
+        """The nodes running node hooks, in the order a run meets them."""
+        return tuple(
+            group for position in NODE_HOOKS for group in grouped(self.hooks[position], self.fused)
+        )
+
+
+def grouped(hooks: tuple[Hook, ...], fused: bool) -> tuple[HookGroup, ...]:
+    """The nodes of one position's hooks: one per hook, or one for them all."""
+    if fused and hooks:
+        return (HookGroup(hooks[0].position, hooks),)
+    return tuple(HookGroup(hook.node, (hook,)) for hook in hooks)
+
+
+def async_only_error(hooks: Sequence[Hook]) -> AsyncOnlyHookError | None:
+    """The error a synchronous run must raise because some of ``hooks`` are async-only."""
+    async_only = [h for h in hooks if h.sync is None]
+    return async_only_hook_error(async_only[0]) if async_only else None
+
+
+def async_only_hook_error(hook: Hook) -> AsyncOnlyHookError:
+    """The error for ``hook``, which has no sync implementation, met by a synchronous run."""
+    position = hook.position
+    return AsyncOnlyHookError(
+        f"Synchronous implementation of {position} is not available: {hook.label} has only an "
+        f"async implementation (a{position}), so it cannot run under invoke()/stream(); run the "
+        f"agent with ainvoke()/astream(), or also define {position}."
+    )

@@ -1,0 +1,4 @@
+"""Stage 1, ``compile_plan``: discover hooks, validate everything, order it, lay out the routes.
+
+Pure data: nothing here imports ``_build`` or ``_run``, or touches ``StateGraph``.
+"""

@@ -34,6 +34,7 @@ test: $(TEST_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
 	$(PY) -m pytest
 

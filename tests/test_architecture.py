@@ -1,0 +1,63 @@
+"""The parts of the import contract (docs/architecture.md) that ``lint-imports`` cannot see: it
+knows which packages a module imports, not which names from langgraph's own modules."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "graphagent"
+
+
+def _imports(path: Path) -> Iterator[tuple[str, str]]:
+    """``(module, name)`` for every ``from module import name`` of ``path`` (``name`` is ``""``
+    for a plain ``import module``), lazy imports and type-checking imports included."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            yield from ((node.module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            yield from ((alias.name, "") for alias in node.names)
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _where(path: Path) -> str:
+    return path.relative_to(PACKAGE.parent).as_posix()
+
+
+def test_only_the_build_stage_touches_state_graph() -> None:
+    users = {
+        _where(path)
+        for path in _modules()
+        for module, name in _imports(path)
+        if module.startswith("langgraph.graph") and name == "StateGraph"
+    }
+    assert users == {"graphagent/_build/graph.py"}
+
+
+def _private(module: str, name: str) -> bool:
+    return module.startswith("langgraph") and (
+        any(part.startswith("_") for part in module.split(".")) or name.startswith("_")
+    )
+
+
+def test_only_the_compat_adapter_touches_langgraph_internals() -> None:
+    users = {
+        _where(path)
+        for path in _modules()
+        for module, name in _imports(path)
+        if _private(module, name)
+    }
+    assert users == {"graphagent/_core/langgraph_internals.py"}
+
+
+def test_the_plan_stage_builds_nothing() -> None:
+    """``compile_plan`` is pure data: it imports no stage after it and nothing of langgraph's
+    graph or runtime machinery."""
+    for path in (PACKAGE / "_plan").glob("*.py"):
+        for module, _ in _imports(path):
+            assert not module.startswith(("graphagent._build", "graphagent._run")), _where(path)
+            assert not module.startswith(("langgraph.graph", "langgraph.pregel")), _where(path)

@@ -1,8 +1,7 @@
 """graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
 
 from graphagent import _version
-from graphagent._core.runtime import AgentRuntime
-from graphagent.agent import CompiledAgent
+from graphagent.agent import AgentRuntime, CompiledAgent
 from graphagent.composition import as_tool
 from graphagent.errors import (
     AsyncOnlyHookError,
@@ -12,6 +11,7 @@ from graphagent.errors import (
     HookReturnError,
     MiddlewareError,
     ResumeError,
+    RunawayRunError,
     StateSchemaConflictError,
     ToolSelectionError,
     UnregisteredToolError,
@@ -36,6 +36,7 @@ __all__ = [
     "MiddlewareError",
     "MissingIntegrationError",
     "ResumeError",
+    "RunawayRunError",
     "StateSchemaConflictError",
     "ToolSelectionError",
     "UnregisteredToolError",

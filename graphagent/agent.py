@@ -14,33 +14,49 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from graphagent._core.bridge import ASYNC, SYNC
+from graphagent._core.ceiling import DEFAULT_MAX_MODEL_CALLS, RunLedger, ledgered
 from graphagent._core.records import Plan
-from graphagent._core.runtime import AgentRuntime
+from graphagent._core.runtime import (
+    DEFAULT_AGENT_NAME as DEFAULT_AGENT_NAME,
+    AgentRuntime as AgentRuntime,
+)
 from graphagent._run import resume as _resume
 from graphagent._run.input import transformed, transformed_supersteps
+from graphagent._run.runaway import arunaway_named, runaway_named
 from graphagent._run.wrap_agent import DONE, WrappedRun
+
+_OWN_ATTRIBUTES = frozenset({"__orig_class__", "plan", "max_model_calls"})
+"""What the agent sets on itself, which its copies are not built from."""
 
 
 class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     """A compiled agent graph; ``agent.plan`` says what runs, in what order."""
 
     plan: Plan
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS
+    """The ceiling on model calls per run (``create_agent(max_model_calls=...)``)."""
 
     @classmethod
-    def adopt(cls, compiled: CompiledStateGraph[Any, Any, Any, Any], plan: Plan) -> CompiledAgent:
+    def adopt(
+        cls,
+        compiled: CompiledStateGraph[Any, Any, Any, Any],
+        plan: Plan,
+        max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS,
+    ) -> CompiledAgent:
         """Turn a freshly compiled graph into an agent (same object, same state)."""
         # StateGraph.compile() builds its CompiledStateGraph itself and takes no class to build;
         # re-classing the result keeps all it set up, with no copy and no second compile.
         compiled.__class__ = cls
         agent: CompiledAgent = compiled  # type: ignore[assignment]
         agent.plan = plan
+        agent.max_model_calls = max_model_calls
         return agent
 
     def copy(self, update: dict[str, Any] | None = None) -> CompiledAgent:
-        """Copies (``with_config`` makes one) keep the plan."""
-        attrs = {k: v for k, v in self.__dict__.items() if k not in ("__orig_class__", "plan")}
+        """Copies (``with_config`` makes one) keep the plan and the ceiling."""
+        attrs = {k: v for k, v in self.__dict__.items() if k not in _OWN_ATTRIBUTES}
         clone = type(self)(**{**attrs, **(update or {})})
-        clone.plan = self.plan
+        clone.plan, clone.max_model_calls = self.plan, self.max_model_calls
         return clone
 
     def transformed_input(self, input: Any) -> Any:
@@ -49,30 +65,48 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         return transformed(input, self.plan.hooks["transform_input"])
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        config, ledger = ledgered(config, self.name, self.max_model_calls)
         input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
         if _resume.needs_check(input):
-            return _resume.checked(self, input, config, lambda: self._stream(input, config, kwargs))
-        return self._stream(input, config, kwargs)
+            return _resume.checked(
+                self, input, config, lambda: self._stream(input, config, kwargs, ledger)
+            )
+        return self._stream(input, config, kwargs, ledger)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        config, ledger = ledgered(config, self.name, self.max_model_calls)
         input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
         if _resume.needs_check(input):
             return _resume.achecked(
-                self, input, config, lambda: self._astream(input, config, kwargs)
+                self, input, config, lambda: self._astream(input, config, kwargs, ledger)
             )
-        return self._astream(input, config, kwargs)
+        return self._astream(input, config, kwargs, ledger)
 
-    def _stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
+    def _stream(
+        self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
+    ) -> Iterator[Any]:
         if not self.plan.hooks["wrap_agent"]:
-            return super().stream(input, config, **kwargs)
-        return self._wrapped_stream(input, config, kwargs)
+            return self._graph_stream(input, config, kwargs, ledger)
+        return self._wrapped_stream(input, config, kwargs, ledger)
 
-    def _astream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+    def _astream(
+        self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
+    ) -> AsyncIterator[Any]:
         if not self.plan.hooks["wrap_agent"]:
-            return super().astream(input, config, **kwargs)
-        return self._wrapped_astream(input, config, kwargs)
+            return self._graph_astream(input, config, kwargs, ledger)
+        return self._wrapped_astream(input, config, kwargs, ledger)
+
+    def _graph_stream(
+        self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
+    ) -> Iterator[Any]:
+        return runaway_named(super().stream(input, config, **kwargs), ledger)
+
+    def _graph_astream(
+        self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
+    ) -> AsyncIterator[Any]:
+        return arunaway_named(super().astream(input, config, **kwargs), ledger)
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         """``update_state`` writes what the ``transform_input`` hooks make of its values."""
@@ -83,10 +117,13 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         updates = transformed_supersteps(supersteps, self.plan.hooks["transform_input"])
         return await super().abulk_update_state(config, updates)
 
-    def _wrapped_stream(self, input: Any, config: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
+    def _wrapped_stream(
+        self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
+    ) -> Iterator[Any]:
         run = WrappedRun.of(self.plan.hooks["wrap_agent"], SYNC, self.stream_mode, kwargs)
         run.within(run.enter(input, self._runtime(kwargs)))
-        inner = super().stream(input, config, stream_mode=run.shape.inner_modes(), **kwargs)
+        modes = {"stream_mode": run.shape.inner_modes()}
+        inner = self._graph_stream(input, config, {**kwargs, **modes}, ledger)
         try:
             while (part := run.context.run(next, inner, DONE)) is not DONE:
                 yield from run.chunks(part)
@@ -97,11 +134,12 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         run.within(run.leave())
 
     async def _wrapped_astream(
-        self, input: Any, config: Any, kwargs: dict[str, Any]
+        self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
     ) -> AsyncIterator[Any]:
         run = WrappedRun.of(self.plan.hooks["wrap_agent"], ASYNC, self.stream_mode, kwargs)
         await run.within(run.enter(input, self._runtime(kwargs)))
-        inner = super().astream(input, config, stream_mode=run.shape.inner_modes(), **kwargs)
+        modes = {"stream_mode": run.shape.inner_modes()}
+        inner = self._graph_astream(input, config, {**kwargs, **modes}, ledger)
         try:
             while (part := await run.step(anext(inner, DONE))) is not DONE:
                 for chunk in run.chunks(part):

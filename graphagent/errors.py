@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from langgraph.errors import GraphRecursionError
+
 
 class GraphAgentError(Exception):
     """Base class of the errors graphagent raises itself."""
@@ -83,3 +85,9 @@ def note_origin(error: BaseException, where: str) -> None:
 
 class ToolSelectionError(GraphAgentError, ValueError):
     """The tool-selection model never named a tool and ``on_parsing_failure="error"``."""
+
+
+class RunawayRunError(GraphAgentError, GraphRecursionError):
+    """A run went on past its ceiling of model calls (``create_agent(max_model_calls=...)``),
+    or past langgraph's recursion limit; the message says which loop repeated. A
+    ``GraphRecursionError``, so ``except`` clauses written for langgraph's limit still catch it."""

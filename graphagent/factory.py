@@ -14,6 +14,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from graphagent._build.graph import build_graph
+from graphagent._core.ceiling import DEFAULT_MAX_MODEL_CALLS, checked_ceiling
 from graphagent._core.log import log
 from graphagent._core.options import refuse_unknown_keywords
 from graphagent._core.runtime import DEFAULT_AGENT_NAME
@@ -45,6 +46,7 @@ def create_agent(
     cache: BaseCache[Any] | None = None,
     transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
     fuse_hooks: bool = False,
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS,
 ) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
 
@@ -110,6 +112,11 @@ def create_agent(
             show one ``updates`` item per position, and when a hook interrupts, resuming runs
             the hooks before it in its position again. See "One node per position" in
             docs/middleware.md, and docs/performance.md for when it pays.
+        max_model_calls: graphagent only. The ceiling on model calls in one run (retries and
+            fallbacks count), 250 by default: a model or a hook that loops stops with
+            ``RunawayRunError`` naming the loop, long before langgraph's recursion limit. One
+            run may set its own with ``config={"configurable": {"max_model_calls": n}}``;
+            ``None`` removes the ceiling. See docs/limits.md.
 
     Returns:
         The compiled agent, a LangGraph ``CompiledStateGraph``: run it with ``invoke``,
@@ -121,9 +128,11 @@ def create_agent(
         TypeError: ``tools``, ``middleware``, ``model`` or ``system_prompt`` of the wrong kind
             (a configurable model with ``bind_tools`` or ``with_structured_output`` applied
             among them: the agent binds tools and structured output itself).
-        ValueError: A model id naming a provider graphagent does not know.
+        ValueError: A model id naming a provider graphagent does not know, or a
+            ``max_model_calls`` below 1.
         MissingIntegrationError: A model id whose provider package is not installed.
     """
+    ceiling = checked_ceiling(max_model_calls)
     model = resolve_model(model)
     strategy = as_strategy(response_format)
     plan = compile_plan(
@@ -158,7 +167,7 @@ def create_agent(
     )
     if name:  # lets callers tell agents apart in a composed stream, as LangChain's agents do
         compiled = compiled.with_config(metadata={"lc_agent_name": name})
-    agent = CompiledAgent.adopt(compiled, plan)
+    agent = CompiledAgent.adopt(compiled, plan, ceiling)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("create_agent built this plan:\n%s", explain(agent))
     return agent

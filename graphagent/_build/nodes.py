@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from graphagent._core.bridge import SYNC, EntryPoints, Mode
+from graphagent._core.ceiling import running_ledger
 from graphagent._core.records import async_only_hook_error
 from graphagent._core.langgraph_internals import RunnableCallable, overwritten
 from graphagent._core.history import answered_in_place, pending_tool_calls
@@ -117,6 +118,8 @@ def _check_update(hook: Hook, route: Route, state_keys: Collection[str], update:
     target = update.get("jump_to")
     if target is not None:
         _check_jump(hook, route, target)
+        if (ledger := running_ledger()) is not None:
+            ledger.jumped(hook.label, target)
     return update
 
 

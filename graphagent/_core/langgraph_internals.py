@@ -26,7 +26,7 @@ from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.channels import BaseChannel, BinaryOperatorAggregate
-from langgraph.errors import GraphBubbleUp, GraphDrained, is_invalid_resume
+from langgraph.errors import GraphBubbleUp, GraphDrained, GraphRecursionError, is_invalid_resume
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.pregel._loop import SyncPregelLoop
 from langgraph.pregel._utils import is_xxh3_128_hexdigest as is_interrupt_id
@@ -188,6 +188,7 @@ else:
 
 def is_control_flow(error: BaseException) -> bool:
     """Whether ``error`` is LangGraph's business, not a failure to retry or report: an interrupt
-    and the rest of its control flow, or a resume answer that does not fit the interrupt's
-    ``response_schema`` (the interrupt must stay open and take another answer)."""
-    return isinstance(error, GraphBubbleUp) or is_invalid_resume(error)
+    and the rest of its control flow, a resume answer that does not fit the interrupt's
+    ``response_schema`` (the interrupt must stay open and take another answer), or a run stopped
+    for looping (the ceiling on model calls, the recursion limit: retrying would loop on)."""
+    return isinstance(error, GraphBubbleUp | GraphRecursionError) or is_invalid_resume(error)

@@ -12,6 +12,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.types import Command
 
 from graphagent._core.bridge import Mode
+from graphagent._core.ceiling import running_ledger
 from graphagent._core.history import pair_tool_calls
 from graphagent._models.configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._models.native_output import bind_native
@@ -50,8 +51,13 @@ class ModelCall:
         bound, messages, strategy = self._prepare(request, cache=not configurable)
         for config in configs:
             bound = bound.with_config(config)
+        ledger = running_ledger()
+        if ledger is not None:
+            ledger.count_model_call()
         with provider_rejections(strategy), _origin(request):
             reply = await mode.invoke(bound, messages)
+        if ledger is not None and isinstance(reply, AIMessage):
+            ledger.replied(reply.tool_calls)
         return self._outcome(reply, strategy)
 
     def _prepare(

@@ -4,12 +4,14 @@ from graphagent import _version
 from graphagent.agent import AgentRuntime, CompiledAgent
 from graphagent.composition import as_tool
 from graphagent.errors import (
+    AgentInputError,
     AsyncOnlyHookError,
     DuplicateMiddlewareError,
     GraphAgentError,
     HooklessMiddlewareWarning,
     HookReturnError,
     MiddlewareError,
+    MisnamedHookWarning,
     ResumeError,
     RunawayRunError,
     StateSchemaConflictError,
@@ -24,6 +26,7 @@ from graphagent.state import AgentState
 __version__ = _version.installed_version()
 
 __all__ = [
+    "AgentInputError",
     "AgentRuntime",
     "AgentState",
     "AsyncOnlyHookError",
@@ -34,6 +37,7 @@ __all__ = [
     "HookReturnError",
     "HooklessMiddlewareWarning",
     "MiddlewareError",
+    "MisnamedHookWarning",
     "MissingIntegrationError",
     "ResumeError",
     "RunawayRunError",

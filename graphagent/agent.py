@@ -21,6 +21,7 @@ from graphagent._core.runtime import (
     AgentRuntime as AgentRuntime,
 )
 from graphagent._run import resume as _resume
+from graphagent._run.caller import refuse_misnamed_messages, refuse_unknown_run_options
 from graphagent._run.input import transformed, transformed_supersteps
 from graphagent._run.runaway import arunaway_named, runaway_named
 from graphagent._run.wrap_agent import DONE, WrappedRun
@@ -65,7 +66,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         return transformed(input, self.plan.hooks["transform_input"])
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
-        config, ledger = ledgered(config, self.name, self.max_model_calls)
+        config, ledger = self._checked_run(input, config, kwargs)
         input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
         if _resume.needs_check(input):
@@ -75,7 +76,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         return self._stream(input, config, kwargs, ledger)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
-        config, ledger = ledgered(config, self.name, self.max_model_calls)
+        config, ledger = self._checked_run(input, config, kwargs)
         input = self.transformed_input(input)
         _hide_private_state(self, kwargs)
         if _resume.needs_check(input):
@@ -83,6 +84,15 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
                 self, input, config, lambda: self._astream(input, config, kwargs, ledger)
             )
         return self._astream(input, config, kwargs, ledger)
+
+    def _checked_run(
+        self, input: Any, config: Any, kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Any], RunLedger]:
+        """Refuse what the run cannot have been meant to do, before anything runs; the run's
+        config, carrying its ledger."""
+        refuse_unknown_run_options(kwargs)
+        refuse_misnamed_messages(input, self.name)
+        return ledgered(config, self.name, self.max_model_calls, input)
 
     def _stream(
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger

@@ -36,6 +36,11 @@ class UnsupportedCommandError(HookReturnError, NotImplementedError):
     ``goto``, ``graph`` or ``resume``; the ``NotImplementedError`` LangChain raises there."""
 
 
+class MisnamedHookWarning(UserWarning):
+    """A middleware with hooks also defines a method named like a hook that is none
+    (``before_tool``, ``on_model_end``), which therefore never runs."""
+
+
 class HooklessMiddlewareWarning(UserWarning):
     """A middleware defines no hook, tool or state, so adding it to an agent does nothing."""
 
@@ -91,3 +96,8 @@ class RunawayRunError(GraphAgentError, GraphRecursionError):
     """A run went on past its ceiling of model calls (``create_agent(max_model_calls=...)``),
     or past langgraph's recursion limit; the message says which loop repeated. A
     ``GraphRecursionError``, so ``except`` clauses written for langgraph's limit still catch it."""
+
+
+class AgentInputError(GraphAgentError, ValueError):
+    """A run was given input the agent cannot use: a misspelled key for ``messages``, or no
+    messages at all where the model would get nothing; the message names what it got."""

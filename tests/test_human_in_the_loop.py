@@ -407,6 +407,11 @@ BAD_ANSWERS: dict[str, tuple[Any, int | None, str]] = {
     "too many": ([approve()] * 3, None, "got 3 decision(s) for 2"),
     "not a decision": (["yes", approve()], 0, "is 'yes'; a decision is a dict"),
     "unknown type": ([approve(), {"type": "approved"}], 1, "is {'type': 'approved'}"),
+    "misspelled type": (
+        [{"type": "aprove"}, approve()],
+        0,
+        "one of ['approve', 'edit', 'reject', 'respond'] (did you mean 'approve'?)",
+    ),
     "not allowed": ([approve(), edit("delete_file", path="/x")], 1, "is 'edit', which is not"),
     "edit without action": ([{"type": "edit"}, approve()], 0, "edited_action=None"),
     "edit of unknown tool": ([edit("shred", path="/x"), approve()], 0, "edits the call to 'shred'"),

@@ -9,6 +9,7 @@ from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
 from langgraph.graph import StateGraph
 
+from graphagent._build.field_types import field_types
 from graphagent._build.model_node import ModelSetup, model_node
 from graphagent._build.nodes import destinations, hook_node, router
 from graphagent._core.observe import observed
@@ -39,10 +40,11 @@ def build_graph(
     state_keys = frozenset(schemas.fields)
     plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
     fields = StateChannels.of(graph.channels, {k: f.owner for k, f in schemas.fields.items()})
+    types = field_types(schemas.fields, graph.channels)
     for group in plan.groups:
         graph.add_node(
             group.node,
-            hook_node(group, plan.routes[group.node], fields, plan.facts),
+            hook_node(group, plan.routes[group.node], fields, plan.facts, types),
             trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.hooks["wrap_tool_call"]))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
@@ -17,6 +17,7 @@ from graphagent._core.langgraph_internals import RunnableCallable, overwritten
 from graphagent._core.history import answered_in_place, pending_tool_calls
 from graphagent._core.log import hook_step
 from graphagent._core.records import TOOLS_NODE, Hook, HookGroup, Route
+from graphagent._build.field_types import FieldType, refuse_misfits
 from graphagent._build.state_view import StateChannels, StateView
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.middleware.base import RUNNING_AGENT, AgentFacts
@@ -24,13 +25,17 @@ from graphagent.state import JUMP_TARGETS
 
 
 def hook_node(
-    group: HookGroup, route: Route, fields: StateChannels, facts: AgentFacts
+    group: HookGroup,
+    route: Route,
+    fields: StateChannels,
+    facts: AgentFacts,
+    types: Mapping[str, FieldType],
 ) -> RunnableCallable:
     """The node running ``group``'s hooks, as hooks of the agent ``facts`` describes. A sync-only
     hook runs inline under async runs (as langgraph runs sync nodes); an async-only hook under a
     sync run raises a clear error."""
     state_keys = fields.keys
-    steps = [HookStep(hook, route, state_keys, facts) for hook in group.hooks]
+    steps = [HookStep(hook, route, state_keys, facts, types) for hook in group.hooks]
     step: HookStep | FusedStep = steps[0]
     if len(steps) > 1:
         step = FusedStep(group.node, steps, fields)
@@ -42,12 +47,18 @@ def hook_node(
 class HookStep:
     """Runs one hook and checks what it returned."""
 
-    __slots__ = ("facts", "hook", "route", "state_keys")
+    __slots__ = ("facts", "hook", "route", "state_keys", "types")
 
     def __init__(
-        self, hook: Hook, route: Route, state_keys: frozenset[str], facts: AgentFacts
+        self,
+        hook: Hook,
+        route: Route,
+        state_keys: frozenset[str],
+        facts: AgentFacts,
+        types: Mapping[str, FieldType],
     ) -> None:
         self.hook, self.route, self.state_keys, self.facts = hook, route, state_keys, facts
+        self.types = types
 
     @property
     def where(self) -> str:
@@ -70,7 +81,7 @@ class HookStep:
         finally:
             RUNNING_AGENT.reset(agent)
         hook_step(self.hook, update)
-        return _check_update(self.hook, self.route, self.state_keys, update)
+        return _check_update(self, update)
 
 
 class FusedStep:
@@ -98,7 +109,8 @@ class FusedStep:
         return view.writes()
 
 
-def _check_update(hook: Hook, route: Route, state_keys: Collection[str], update: Any) -> Any:
+def _check_update(step: HookStep, update: Any) -> Any:
+    hook, route, state_keys = step.hook, step.route, step.state_keys
     if update is None:
         return None
     if not isinstance(update, dict):
@@ -115,6 +127,7 @@ def _check_update(hook: Hook, route: Route, state_keys: Collection[str], update:
         )
     if "messages" in update:
         _check_messages(hook, update["messages"])
+    refuse_misfits(hook.label, update, step.types)
     target = update.get("jump_to")
     if target is not None:
         _check_jump(hook, route, target)

@@ -18,7 +18,7 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.config import get_config
 from langgraph.errors import GraphRecursionError
 
-from graphagent.errors import RunawayRunError
+from graphagent.errors import AgentInputError, RunawayRunError
 
 DEFAULT_MAX_MODEL_CALLS = 250
 """Model calls one run may make unless told otherwise (docs/limits.md says why 250)."""
@@ -35,6 +35,11 @@ class RunLedger:
 
     agent: str
     ceiling: int | None
+    missing_messages: tuple[str, ...] | None = None
+    """The keys of the run's input when it had no ``messages`` (``None`` when it had them, or
+    was a ``Command`` or ``None``): a model call with nothing to send is then refused."""
+    nested: bool = False
+    """Whether the run is a node of a parent graph."""
     model_calls: int = 0
     jumps: Counter[tuple[str, str]] = field(default_factory=Counter)
     tool_calls: Counter[str] = field(default_factory=Counter)
@@ -44,6 +49,25 @@ class RunLedger:
         if self.ceiling is not None and self.model_calls >= self.ceiling:
             raise RunawayRunError(self._ceiling_message())
         self.model_calls += 1
+
+    def refuse_nothing_to_send(self) -> None:
+        """The model is about to get no message at all: refuse it when the input never gave
+        any (an explicit ``{"messages": []}`` is the caller's choice)."""
+        if self.missing_messages is None:
+            return
+        got = f"the input keys {list(self.missing_messages)}" if self.missing_messages else "{}"
+        where = (
+            " It runs as a node of a parent graph whose state has no 'messages' field: give the "
+            "parent a 'messages' field (langgraph's MessagesState), or call the agent from a "
+            "node that maps the parent's fields to {'messages': [...]} (docs/composition.md)."
+            if self.nested
+            else " Pass {'messages': [...]}; to run on a system prompt alone, give the agent one "
+            "(create_agent(system_prompt=...))."
+        )
+        raise AgentInputError(
+            f"The agent '{self.agent}' would call its model with no messages: it got {got}, "
+            f"and reads the conversation from 'messages'.{where}"
+        )
 
     def replied(self, tool_calls: Iterable[Mapping[str, Any]]) -> None:
         self.tool_calls.update(str(call.get("name")) for call in tool_calls)
@@ -91,10 +115,10 @@ def running_ledger() -> RunLedger | None:
 
 
 def ledgered(
-    config: Mapping[str, Any] | None, agent: str, default: int | None
+    config: Mapping[str, Any] | None, agent: str, default: int | None, input: Any = None
 ) -> tuple[dict[str, Any], RunLedger]:
-    """``config`` with a new ledger for a run of ``agent``, and that ledger. The ceiling is the
-    run's ``config["configurable"]["max_model_calls"]``, else ``default``."""
+    """``config`` with a new ledger for a run of ``agent`` given ``input``, and that ledger. The
+    ceiling is the run's ``config["configurable"]["max_model_calls"]``, else ``default``."""
     given = dict(config or {})
     # As langgraph reads a config: without a "configurable" of its own, the run takes the one of
     # the run it is called from (a parent's node lends its thread and checkpointer that way).
@@ -103,7 +127,10 @@ def ledgered(
         inherited = (var_child_runnable_config.get() or {}).get("configurable")
     configurable = dict(inherited or {})
     ceiling = _ceiling(configurable.get(MAX_MODEL_CALLS, default))
-    ledger = RunLedger(agent, ceiling)
+    missing = None
+    if isinstance(input, Mapping) and "messages" not in input:
+        missing = tuple(str(key) for key in input)
+    ledger = RunLedger(agent, ceiling, missing, nested=bool(configurable.get("checkpoint_ns")))
     configurable[LEDGER] = ledger
     given["configurable"] = configurable
     return given, ledger

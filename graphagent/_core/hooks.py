@@ -4,6 +4,7 @@ fits, run when a decorator is applied and when an agent is built."""
 from __future__ import annotations
 
 import inspect
+import re
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, get_args
@@ -116,6 +117,27 @@ def near_hook(name: str) -> str | None:
     if name in _METHODS or name.startswith("_"):
         return None
     return next((hook for hook in _METHODS if _one_edit_apart(name, hook)), None)
+
+
+_HOOKISH = re.compile(r"a?(?:before|after|on|wrap)_\w*?(?:agent|model|llm|tool|call)\w*")
+
+
+def hook_like(name: str) -> str | None:
+    """The hook a method named like one but none (``before_tool``, ``on_model_end``) was
+    probably meant to be; ``None`` for hooks, ``_private`` names, names not shaped like a hook,
+    and helpers named after the hook that calls them (``after_agent_cleanup``)."""
+    if name in _METHODS or name.startswith("_") or not _HOOKISH.fullmatch(name):
+        return None
+    if any(name.startswith(f"{method}_") for method in _METHODS):
+        return None
+    if "tool" in name:
+        return "wrap_tool_call"
+    noun = "agent" if "agent" in name else "model"
+    if "after" in name or "end" in name:
+        return f"after_{noun}"
+    if "before" in name or "start" in name:
+        return f"before_{noun}"
+    return "wrap_agent" if noun == "agent" else "wrap_model_call"
 
 
 def _check_flavor(

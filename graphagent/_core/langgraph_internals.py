@@ -33,6 +33,8 @@ from langgraph.pregel._utils import is_xxh3_128_hexdigest as is_interrupt_id
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
+from graphagent.errors import AgentInputError
+
 __all__ = [
     "REDUCER_CHANNELS",
     "STREAM_CLOSED",
@@ -189,6 +191,8 @@ else:
 def is_control_flow(error: BaseException) -> bool:
     """Whether ``error`` is LangGraph's business, not a failure to retry or report: an interrupt
     and the rest of its control flow, a resume answer that does not fit the interrupt's
-    ``response_schema`` (the interrupt must stay open and take another answer), or a run stopped
-    for looping (the ceiling on model calls, the recursion limit: retrying would loop on)."""
-    return isinstance(error, GraphBubbleUp | GraphRecursionError) or is_invalid_resume(error)
+    ``response_schema`` (the interrupt must stay open and take another answer), a run stopped
+    for looping (the ceiling on model calls, the recursion limit: retrying would loop on), or
+    input that cannot reach the model (retrying sends it again)."""
+    never_retried = GraphBubbleUp | GraphRecursionError | AgentInputError
+    return isinstance(error, never_retried) or is_invalid_resume(error)

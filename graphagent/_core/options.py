@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from graphagent.errors import UnknownArgumentError
@@ -107,8 +107,14 @@ def _checked_init(cls: type[Any], init: Any, valid: list[str]) -> Any:
     return checked_init
 
 
+def refuse_unknown_options(owner: str, options: Mapping[str, Any], valid: Sequence[str]) -> None:
+    """Raise :class:`UnknownArgumentError` for the first of ``options`` not among ``valid``,
+    naming ``owner`` (``"@before_model()"``) and the closest valid name."""
+    _refuse_unknown(owner, options, frozenset(valid), valid)
+
+
 def _refuse_unknown(
-    owner: str, kwargs: dict[str, Any], known: frozenset[str], valid: list[str]
+    owner: str, kwargs: Mapping[str, Any], known: frozenset[str], valid: Sequence[str]
 ) -> None:
     for name in kwargs:
         if name not in known:

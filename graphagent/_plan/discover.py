@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -13,11 +14,17 @@ from graphagent._core.hooks import (
     WRAP_HOOKS,
     Position,
     checked_hook,
+    hook_like,
     jump_targets,
     near_hook,
 )
 from graphagent._core.records import Hook
-from graphagent.errors import HooklessMiddlewareWarning, MiddlewareError, hook_label
+from graphagent.errors import (
+    HooklessMiddlewareWarning,
+    MiddlewareError,
+    MisnamedHookWarning,
+    hook_label,
+)
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.state import AgentState
 
@@ -27,6 +34,8 @@ def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
     all is warned about."""
     _check_method_names(middleware)
     found = [hook for p in ALL_HOOKS if (hook := discover(middleware, p))]
+    if found:
+        _warn_hook_like_names(middleware)
     if not found and _does_nothing(middleware):
         warnings.warn(
             f"'{middleware.name}' defines no hook, no tools and no state_schema, so it does "
@@ -40,16 +49,46 @@ def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
 
 def _check_method_names(middleware: AgentMiddleware[Any, Any, Any]) -> None:
     """Refuse a method named one typo away from a hook: it would silently never run."""
-    mro = type(middleware).__mro__
-    for klass in mro[: mro.index(AgentMiddleware)]:
-        for attr, value in vars(klass).items():
-            hook = near_hook(attr)
-            if hook and (callable(value) or isinstance(value, staticmethod | classmethod)):
-                raise MiddlewareError(
-                    f"'{middleware.name}' defines {attr}(), which is not a hook and so never "
-                    f"runs; rename it to {hook} (or, for a helper of your own, to a name "
-                    "starting with an underscore)."
-                )
+    for attr in _own_methods(middleware):
+        hook = near_hook(attr)
+        if hook:
+            raise MiddlewareError(
+                f"'{middleware.name}' defines {attr}(), which is not a hook and so never "
+                f"runs; rename it to {hook} (or, for a helper of your own, to a name "
+                "starting with an underscore)."
+            )
+
+
+def _warn_hook_like_names(middleware: AgentMiddleware[Any, Any, Any]) -> None:
+    """Warn of a method named like a hook that is none, on a middleware that has hooks (one
+    without them is a set of tools or state, free to name its methods as it likes)."""
+    for attr in _own_methods(middleware):
+        meant = hook_like(attr)
+        if meant is not None:
+            warnings.warn(
+                f"'{middleware.name}' defines {attr}(), which is not a hook and so never runs; "
+                f"the closest hook is {meant}. Rename it, or start a helper's name with an "
+                "underscore.",
+                MisnamedHookWarning,
+                stacklevel=7,  # create_agent's caller, past its argument check
+            )
+
+
+def _own_methods(middleware: AgentMiddleware[Any, Any, Any]) -> tuple[str, ...]:
+    cls: type = type(middleware)
+    return _methods_of(cls)
+
+
+@functools.lru_cache(maxsize=1024)
+def _methods_of(cls: type) -> tuple[str, ...]:
+    """The methods ``cls`` and its bases below ``AgentMiddleware`` define, read once a class."""
+    mro = cls.__mro__
+    return tuple(
+        attr
+        for klass in mro[: mro.index(AgentMiddleware)]
+        for attr, value in vars(klass).items()
+        if callable(value) or isinstance(value, staticmethod | classmethod)
+    )
 
 
 def _does_nothing(middleware: AgentMiddleware[Any, Any, Any]) -> bool:

@@ -53,6 +53,8 @@ class ModelCall:
             bound = bound.with_config(config)
         ledger = running_ledger()
         if ledger is not None:
+            if not messages:  # not even a system message
+                ledger.refuse_nothing_to_send()
             ledger.count_model_call()
         with provider_rejections(strategy), _origin(request):
             reply = await mode.invoke(bound, messages)

@@ -3,6 +3,7 @@ starts, and a reviewer's answer (decisions, edited arguments) when a run resumes
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -230,7 +231,9 @@ def decision_problem(allowed: Sequence[str], decision: Any, edits: EditRules) ->
     kind = decision.get("type") if isinstance(decision, Mapping) else None
     allowed = list(allowed)
     if kind not in DECISION_TYPES:
-        return f"is {decision!r}; a decision is a dict whose 'type' is one of {allowed}"
+        near = difflib.get_close_matches(str(kind), allowed, n=1) if isinstance(kind, str) else []
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return f"is {decision!r}; a decision is a dict whose 'type' is one of {allowed}{hint}"
     if kind not in allowed:
         return f"is {kind!r}, which is not allowed for this tool; allowed: {allowed}"
     unknown = sorted(set(decision) - DECISION_KEYS[kind])

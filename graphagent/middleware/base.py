@@ -14,7 +14,7 @@ from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from graphagent._core.hooks import jump_targets
-from graphagent._core.options import refuse_unknown_arguments
+from graphagent._core.options import refuse_unknown_arguments, refuse_unknown_keywords
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, JumpTo, ResponseT
 
@@ -271,6 +271,7 @@ class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):
         yield
 
 
+@refuse_unknown_keywords
 def hook_config(*, can_jump_to: Sequence[JumpTo] | None = None) -> Callable[[F], F]:
     """Declare, on a node-hook method, the ``jump_to`` targets it may return.
 

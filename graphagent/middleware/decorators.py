@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 from langchain_core.messages import SystemMessage
 
 from graphagent._core.hooks import checked_hook, jump_targets
+from graphagent._core.options import refuse_unknown_options
 from graphagent.errors import hook_label
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
@@ -42,6 +43,23 @@ Returns:
 """
 
 
+def _signature(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    state_schema: type[Any] | None = None,
+    tools: Sequence[BaseTool] | None = None,
+    can_jump_to: Sequence[JumpTo] | None = None,
+    order: int = 0,
+) -> Any:
+    """What every hook decorator takes: its signature, shown by ``help()`` and the docs."""
+
+
+_SIGNATURE = inspect.signature(_signature)
+_DECORATOR_OPTIONS = tuple(_SIGNATURE.parameters)[1:]
+
+
 class _HookDecorator:
     """One decorator per hook; all share this behaviour."""
 
@@ -49,6 +67,7 @@ class _HookDecorator:
         self.hook = hook
         self.__doc__ = doc + "\n" + _OPTIONS.format(hook=hook)
         self.__name__ = hook
+        self.__signature__ = _SIGNATURE
 
     def __repr__(self) -> str:
         return f"<graphagent decorator @{self.hook}>"
@@ -70,17 +89,14 @@ class _HookDecorator:
     ) -> Callable[[Callable[..., Any]], AgentMiddleware]: ...
 
     def __call__(
-        self,
-        func: Callable[..., Any] | None = None,
-        /,
-        *,
-        name: str | None = None,
-        state_schema: type[Any] | None = None,
-        tools: Sequence[BaseTool] | None = None,
-        can_jump_to: Sequence[JumpTo] | None = None,
-        order: int = 0,
+        self, func: Callable[..., Any] | None = None, /, **options: Any
     ) -> AgentMiddleware | Callable[[Callable[..., Any]], AgentMiddleware]:
-        targets = self._check_targets(can_jump_to)
+        refuse_unknown_options(f"@{self.hook}()", options, _DECORATOR_OPTIONS)
+        name: str | None = options.get("name")
+        state_schema: type[Any] | None = options.get("state_schema")
+        tools: Sequence[BaseTool] | None = options.get("tools")
+        order: int = options.get("order", 0)
+        targets = self._check_targets(options.get("can_jump_to"))
 
         def build(fn: Callable[..., Any]) -> AgentMiddleware:
             hook = ("a" if _is_async(fn) else "") + self.hook

@@ -8,6 +8,7 @@ None of these tests is timed; each waits under a generous limit so a hang fails 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Generator
 from typing import Any
@@ -38,10 +39,13 @@ class Watch(AgentMiddleware):
 
 
 class Ledger:
-    """What the async tool did: whether it started, and whether the money moved."""
+    """What the async tool did, as events the test waits on: it started, and it was cancelled.
+    It never finishes by itself, so a cancellation that misses it fails the test at ``LIMIT``."""
 
     def __init__(self) -> None:
-        self.started = 0
+        self.started = asyncio.Event()
+        self.cancelled = asyncio.Event()
+        self.runs = 0
         self.moved = 0
 
 
@@ -49,8 +53,13 @@ def _transfer_agent(ledger: Ledger, wrapper: AgentMiddleware, watch: Watch) -> A
     @tool
     async def transfer(x: int) -> str:
         """Move money."""
-        ledger.started += 1
-        await asyncio.sleep(0.5)
+        ledger.runs += 1
+        ledger.started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            ledger.cancelled.set()
+            raise
         ledger.moved += 1
         return "money moved"
 
@@ -63,13 +72,15 @@ def test_a_timeout_cancels_an_async_tool_beneath_a_sync_wrapper() -> None:
     agent = _transfer_agent(ledger, SyncWrappers(), watch)
 
     async def scenario() -> None:
+        run = asyncio.ensure_future(agent.ainvoke({"messages": [("user", "pay")]}))
+        await ledger.started.wait()
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(agent.ainvoke({"messages": [("user", "pay")]}), 0.1)
-        await asyncio.sleep(1.0)  # long past the tool's own delay
+            await asyncio.wait_for(run, 0.01)  # the tool waits for ever: the timeout fires
+        await ledger.cancelled.wait()
 
     _wait(scenario())
 
-    assert ledger.started == 1
+    assert ledger.runs == 1
     assert ledger.moved == 0
     assert watch.record == ["CancelledError"]
 
@@ -80,14 +91,18 @@ def test_a_sync_retry_wrapper_cannot_run_a_cancelled_call_again() -> None:
 
         def __init__(self) -> None:
             self.failures: list[str] = []
+            self.gave_up = threading.Event()
 
         def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-            for _ in range(3):
-                try:
-                    return handler(request)
-                except BaseException as error:
-                    self.failures.append(type(error).__name__)
-            raise RuntimeError("gave up")
+            try:
+                for _ in range(3):
+                    try:
+                        return handler(request)
+                    except BaseException as error:
+                        self.failures.append(type(error).__name__)
+                raise RuntimeError("gave up")
+            finally:
+                self.gave_up.set()
 
     ledger, watch = Ledger(), Watch()
     retry = RetryEverything()
@@ -95,15 +110,16 @@ def test_a_sync_retry_wrapper_cannot_run_a_cancelled_call_again() -> None:
 
     async def scenario() -> None:
         task = asyncio.ensure_future(agent.ainvoke({"messages": [("user", "pay")]}))
-        await asyncio.sleep(0.1)
+        await ledger.started.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await asyncio.sleep(1.0)
+        await ledger.cancelled.wait()
+        assert await asyncio.to_thread(retry.gave_up.wait, LIMIT)
 
     _wait(scenario())
 
-    assert ledger.started == 1  # the retries never reached the tool
+    assert ledger.runs == 1  # the retries never reached the tool
     assert ledger.moved == 0
     assert retry.failures == ["CancelledError"] * 3
     assert watch.record == ["CancelledError"]
@@ -111,14 +127,17 @@ def test_a_sync_retry_wrapper_cannot_run_a_cancelled_call_again() -> None:
 
 def test_cancelling_a_run_cancels_an_async_model_beneath_a_sync_wrapper() -> None:
     seen: list[str] = []
+    called, cancelled = asyncio.Event(), asyncio.Event()
 
     class SlowModel(ScriptedChatModel):
         async def _agenerate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
             seen.append("called")
+            called.set()
             try:
-                await asyncio.sleep(0.5)
+                await asyncio.Event().wait()  # answers only if never cancelled: never
             except asyncio.CancelledError:
                 seen.append("cancelled")
+                cancelled.set()
                 raise
             seen.append("answered")
             return await super()._agenerate(messages, *args, **kwargs)
@@ -126,9 +145,11 @@ def test_cancelling_a_run_cancels_an_async_model_beneath_a_sync_wrapper() -> Non
     agent = create_agent(SlowModel(["hi"]), middleware=[SyncWrappers()])
 
     async def scenario() -> None:
+        run = asyncio.ensure_future(agent.ainvoke({"messages": [("user", "hi")]}))
+        await called.wait()
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(agent.ainvoke({"messages": [("user", "hi")]}), 0.1)
-        await asyncio.sleep(1.0)
+            await asyncio.wait_for(run, 0.01)
+        await cancelled.wait()
 
     _wait(scenario())
 
@@ -155,11 +176,13 @@ def _drain_requested() -> bool:
 
 def test_closing_a_sync_parents_stream_stops_the_agent_at_its_next_step() -> None:
     tool_runs: list[str] = []
+    started = threading.Event()
 
     @tool
     def work(x: int) -> str:
         """Work until the consumer has gone."""
         tool_runs.append("started")
+        started.set()
         deadline = time.monotonic() + LIMIT
         while not _drain_requested():
             assert time.monotonic() < deadline, "closing the stream never reached the agent"
@@ -174,6 +197,7 @@ def test_closing_a_sync_parents_stream_stops_the_agent_at_its_next_step() -> Non
     for _namespace, update in stream:
         if "model" in update:
             break
+    assert started.wait(LIMIT), "the tool never started"  # it runs in a thread of its own
     stream.close()
 
     assert model.call_count == 1  # nothing after the step that was running
@@ -183,11 +207,13 @@ def test_closing_a_sync_parents_stream_stops_the_agent_at_its_next_step() -> Non
 
 def test_closing_an_async_parents_stream_stops_the_agent() -> None:
     tool_runs: list[str] = []
+    started = asyncio.Event()
 
     @tool
     async def work(x: int) -> str:
         """Work for a long time."""
         tool_runs.append("started")
+        started.set()
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -205,6 +231,7 @@ def test_closing_an_async_parents_stream_stops_the_agent() -> None:
         async for _namespace, update in stream:
             if "model" in update:
                 break
+        await started.wait()  # the agent runs on in its own task meanwhile
         await stream.aclose()  # type: ignore[attr-defined]
 
     _wait(scenario())

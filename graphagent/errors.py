@@ -101,3 +101,7 @@ class RunawayRunError(GraphAgentError, GraphRecursionError):
 class AgentInputError(GraphAgentError, ValueError):
     """A run was given input the agent cannot use: a misspelled key for ``messages``, or no
     messages at all where the model would get nothing; the message names what it got."""
+
+
+class MalformedToolCallError(GraphAgentError, ValueError):
+    """The model returned a tool call that no answer can be paired with (it has no id)."""

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -364,7 +364,11 @@ def _tool_name(tool: Mapping[str, Any]) -> str:
 
 
 def _copy_tool_call(tc: ToolCall) -> ToolCall:
-    return ToolCall(name=tc["name"], args=dict(tc["args"]), id=tc["id"], type="tool_call")
+    """A fresh copy of ``tc``, as given: a scripted reply may stand for a broken model's, whose
+    calls lack an id or carry arguments that are not an object."""
+    args = tc.get("args")
+    copied = {**tc, "args": dict(args) if isinstance(args, Mapping) else args}
+    return cast("ToolCall", copied)
 
 
 def _content_chars(content: str | list[str | dict[str, Any]]) -> int:

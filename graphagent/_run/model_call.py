@@ -16,6 +16,7 @@ from graphagent._core.ceiling import running_ledger
 from graphagent._core.history import pair_tool_calls
 from graphagent._models.configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._models.native_output import bind_native
+from graphagent._run.reply import checked_reply
 from graphagent._run.structured import Strategy, provider_rejections, resolve, to_response
 from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import note_origin
@@ -78,6 +79,8 @@ class ModelCall:
         return bound, messages, strategy
 
     def _outcome(self, reply: Any, strategy: Strategy | None) -> Outcome:
+        if isinstance(reply, AIMessage):
+            reply = checked_reply(reply)
         if self._name and isinstance(reply, AIMessage) and not reply.name:
             reply.name = self._name
         return Outcome(to_response(reply, strategy))

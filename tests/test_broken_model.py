@@ -1,0 +1,111 @@
+"""A broken model gets named answers, never a bare Python error: tool calls whose arguments are
+not an object, calls without an id, two calls with one id, and replies made only of malformed
+calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+
+from graphagent import create_agent
+from graphagent.errors import MalformedToolCallError
+from graphagent.testing import ScriptedChatModel, calls
+from tests.conftest import Run
+
+pytestmark = pytest.mark.usefixtures("hook_mode")
+
+RAN: list[str] = []
+
+
+@tool
+def noop(x: int = 0) -> str:
+    """Do nothing, and say so."""
+    RAN.append(f"noop({x})")
+    return "done"
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    RAN.clear()
+
+
+def broken(*tool_calls: dict[str, Any], invalid: list[dict[str, Any]] | None = None) -> AIMessage:
+    """An AI message as a broken integration builds it: unchecked, as ``model_construct`` does."""
+    return AIMessage.model_construct(
+        content="",
+        tool_calls=list(tool_calls),
+        invalid_tool_calls=invalid or [],
+        additional_kwargs={},
+        response_metadata={},
+        type="ai",
+        id=None,
+    )
+
+
+@pytest.mark.parametrize("args", ["x=1", [1], None], ids=["a str", "a list", "None"])
+def test_arguments_that_are_not_an_object_are_answered_not_run(run: Run, args: Any) -> None:
+    call = {"name": "noop", "args": args, "id": "c1", "type": "tool_call"}
+    model = ScriptedChatModel([broken(call), "sorry"])
+    result = run(create_agent(model, [noop]), {"messages": ["go"]})
+
+    answer = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert answer.tool_call_id == "c1"
+    assert answer.status == "error"
+    assert "its arguments must be a JSON object, got " in answer.content
+    assert RAN == []
+    assert result["messages"][-1].content == "sorry", "the model was told, and answered"
+    assert any(isinstance(m, ToolMessage) for m in model.calls[1].messages)
+
+
+def test_a_call_without_an_id_is_a_named_error(run: Run) -> None:
+    call = {"name": "noop", "args": {}, "id": None, "type": "tool_call"}
+    model = ScriptedChatModel([AIMessage("", tool_calls=[call])])
+
+    with pytest.raises(MalformedToolCallError, match="tool call to 'noop' without an id"):
+        run(create_agent(model, [noop]), {"messages": ["go"]})
+    assert RAN == []
+
+
+def test_two_calls_with_one_id_run_once_and_get_one_answer(run: Run) -> None:
+    twice = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "noop", "args": {"x": 1}, "id": "same"},
+            {"name": "noop", "args": {"x": 1}, "id": "same"},
+        ],
+    )
+    model = ScriptedChatModel([twice, "done"])
+    result = run(create_agent(model, [noop]), {"messages": ["go"]})
+
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert RAN == ["noop(1)"]
+    assert [a.tool_call_id for a in answers] == ["same"]
+    assert [c["id"] for c in result["messages"][1].tool_calls] == ["same"]
+
+
+def _invalid_only(call_id: str) -> AIMessage:
+    invalid = {"name": "noop", "args": '{"x": ', "id": call_id, "error": "truncated JSON"}
+    return AIMessage("", invalid_tool_calls=[invalid])
+
+
+def test_a_reply_of_only_malformed_calls_tells_the_model(run: Run) -> None:
+    model = ScriptedChatModel([_invalid_only("bad-1"), calls(("noop", {"x": 2})), "done"])
+    result = run(create_agent(model, [noop]), {"messages": ["go"]})
+
+    told = model.calls[1].messages
+    assert any(isinstance(m, ToolMessage) and m.tool_call_id == "bad-1" for m in told)
+    assert "truncated JSON" in next(m.content for m in told if isinstance(m, ToolMessage))
+    assert RAN == ["noop(2)"]
+    assert result["messages"][-1].content == "done"
+
+
+def test_a_second_malformed_reply_in_a_row_ends_the_run(run: Run) -> None:
+    model = ScriptedChatModel([_invalid_only("bad-1"), _invalid_only("bad-2"), "never"])
+    result = run(create_agent(model, [noop]), {"messages": ["go"]})
+
+    assert len(model.calls) == 2
+    assert result["messages"][-1].invalid_tool_calls[0]["id"] == "bad-2"
+    assert RAN == []

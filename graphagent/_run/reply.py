@@ -74,9 +74,12 @@ def _invalid(call: Mapping[str, Any], call_id: str, problem: str) -> InvalidTool
 
 
 def _no_id(call: Mapping[str, Any]) -> str:
+    """LangChain's words for the check its human-in-the-loop middleware makes, then ours."""
+    name = call.get("name")
     return (
-        f"The model returned a tool call to {call.get('name')!r} without an id ({dict(call)!r}), "
-        "so no answer can be paired with it: providers match each tool result to its call by "
-        "id. The model's integration must give every tool call an id; a wrap_model_call hook "
-        "can add one (reply.model_copy(update={'tool_calls': [...]}))."
+        f"Tool call `{name}` has no ID, so its result can't be matched to it. The model "
+        f"returned a tool call to {name!r} without an id ({dict(call)!r}), so no answer can be "
+        "paired with it: providers match each tool result to its call by id. The model's "
+        "integration must give every tool call an id; a wrap_model_call hook can add one "
+        "(reply.model_copy(update={'tool_calls': [...]}))."
     )

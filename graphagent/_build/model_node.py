@@ -20,7 +20,6 @@ from graphagent._core.langgraph_internals import RunnableCallable
 from graphagent._models.configurable import ConfigurableChatModel
 from graphagent._core.history import answer_malformed_calls
 from graphagent._core.log import model_step
-from graphagent._run.reply import only_malformed
 from graphagent._run.model_call import ModelCall, Outcome
 from graphagent._core.records import MODEL_NODE, Hook
 from graphagent._run.tool_registry import ToolRegistry
@@ -61,7 +60,7 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
         answered = answer_malformed_calls(state["messages"])
         messages = state["messages"] if answered is None else answered
         outcome = await mode.call(chains[mode], _request(setup, state, messages, runtime))
-        return _update(outcome, setup.plain_keys, answered, _last_reply(messages))
+        return _update(outcome, setup.plain_keys, answered)
 
     entry = EntryPoints(run, MODEL_NODE, sync_error)
     return RunnableCallable(entry, entry.arun, name=MODEL_NODE, trace=False)
@@ -179,30 +178,17 @@ def _items(update: Any) -> list[tuple[str, Any]]:
     return list(update)
 
 
-def _last_reply(messages: Sequence[Any]) -> AIMessage | None:
-    return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-
-
 def _update(
-    outcome: Outcome,
-    plain_keys: frozenset[str],
-    answered: list[Any] | None,
-    previous: AIMessage | None = None,
+    outcome: Outcome, plain_keys: frozenset[str], answered: list[Any] | None
 ) -> dict[str, Any] | list[Command[Any]]:
     """The model node's writes: the response's messages (after the history with its malformed
     calls ``answered``, which replaces the stored one), then each command's updates.
-
-    A reply whose every call is malformed is answered at once, so the run goes back to the model
-    with the errors; when the ``previous`` reply was such a one too, the run ends instead (the
-    answers then come with the next model call, as in LangChain).
 
     Plain fields are merged into one write (inner first, outer wins); fields with a reducer get
     one write per command, applied in the same order.
     """
     messages = outcome.response.result
     model_step(messages)
-    if messages and only_malformed(messages[-1]) and not only_malformed(previous):
-        messages = answer_malformed_calls(messages) or messages
     if answered is not None:
         # The answers belong right after their calls, so the whole history is rewritten.
         messages = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *answered, *messages]

@@ -28,7 +28,7 @@ def checked_reply(reply: AIMessage) -> AIMessage:
     seen: set[str] = set()
     for call in reply.tool_calls:
         call_id = call.get("id")
-        if not isinstance(call_id, str) or not call_id:
+        if not isinstance(call_id, str):  # "" is an id: LangChain answers it
             raise MalformedToolCallError(_no_id(call))
         if call_id in seen:
             log.warning("The model sent two tool calls with the id %r; the first runs.", call_id)
@@ -42,15 +42,6 @@ def checked_reply(reply: AIMessage) -> AIMessage:
     if len(valid) == len(reply.tool_calls):
         return reply
     return reply.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
-
-
-def only_malformed(message: Any) -> bool:
-    """Whether ``message`` is an AI reply whose every tool call is malformed."""
-    return (
-        isinstance(message, AIMessage)
-        and not message.tool_calls
-        and bool(message.invalid_tool_calls)
-    )
 
 
 def _problem(call: Mapping[str, Any]) -> str | None:

@@ -1,159 +1,269 @@
-"""The file side of ``FilesystemFileSearchMiddleware``: paths confined to a root, a walk that
-never leaves it, and the two pattern languages (path globs and ``include`` name filters).
+"""The file side of ``FilesystemFileSearchMiddleware``: a view of the files below one root that
+never reads a byte outside it, whatever changes on disk while it looks.
 
-Confinement rests on three rules:
+Checking a path and then opening it is a race: between the two, another process (a shell
+sharing the workspace, a sync client) can turn a checked name into a symlink that leads out.
+So nothing here opens a path by name from the top. Every directory and file is opened relative
+to the descriptor of its parent, one name at a time, with ``O_NOFOLLOW``: a name that is a
+symlink at the moment it is opened fails to open instead of being followed. Symlinks are
+followed only by :meth:`Tree.resolve`, which reads each link itself and keeps the walk inside
+the root (a link out of it, or one of more than ``MAX_LINKS`` hops, as in a loop, leads
+nowhere). What is reached that way is opened again name by name, with ``O_NOFOLLOW``.
 
-- a directory given by the model is a path *under* the root (``/`` is the root); one that names
-  ``..`` or ``~``, or that resolves outside the root (through a symlink), is refused;
-- the walk never enters a symlinked directory, so it stays below the directory it started in;
-- a symlinked file is only listed or read when its target is inside the root.
+Files are opened with ``O_NONBLOCK`` (a FIFO cannot stall the search) and read only when the
+descriptor is a regular file.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import functools
+import contextlib
 import os
-import re
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+import stat
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from types import TracebackType
 
-Parts = tuple[str, ...]
-"""A path below the walk's start, one name per level."""
+from graphagent.middleware._file_patterns import Parts
+
+MAX_LINKS = 40
+"""Symlinks followed to resolve one path before giving up (the kernel's own limit)."""
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+_CHUNK = 1 << 20
 
 
-def directory_under(root: Path, path: str) -> Path | None:
-    """The directory ``path`` names below ``root`` (resolved), or ``None`` if it is refused or is
-    not an existing directory."""
-    if ".." in path or "~" in path:
-        return None
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A name the walk found that is not a directory: ``name`` in the open directory
+    ``directory`` (valid until the walk moves on), at ``parts`` below the walk's start."""
+
+    directory: int
+    name: str
+    parts: Parts
+    is_link: bool
+
+
+class Tree:
+    """The files below ``root`` during one search: an open descriptor of the root, closed by
+    ``with`` (``None`` from :meth:`open` when the root is missing)."""
+
+    def __init__(self, root: Path, fd: int) -> None:
+        self.root, self._fd = root, fd
+        self._root_parts = PurePosixPath(root).parts
+
+    @classmethod
+    def open(cls, root: Path) -> Tree | None:
+        try:
+            return cls(root, os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        except OSError:
+            return None
+
+    def __enter__(self) -> Tree:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        os.close(self._fd)
+
+    # -- names to places ------------------------------------------------------------------------
+
+    def start(self, path: str) -> Parts | None:
+        """Where the directory the model's ``path`` names really is below the root (symlinks
+        inside the root followed); ``None`` if it is refused, outside, missing or a file."""
+        if ".." in path or "~" in path:
+            return None
+        parts = self.resolve(path.split("/"))
+        if parts is None:
+            return None
+        try:
+            os.close(self.open_directory(parts))
+        except OSError:  # not a directory, or changed since it was resolved
+            return None
+        return parts
+
+    def resolve(self, names: Sequence[str]) -> Parts | None:
+        """Where ``names`` (below the root) leads once each symlink on the way is followed, as
+        real names below the root; ``None`` when it leaves the root, loops or is missing."""
+        pending = [name for name in reversed(names) if name not in ("", ".")]
+        done: list[str] = []
+        opened = [self._fd]  # the descriptor of each directory in ``done``, the root first
+        hops = 0
+        try:
+            while pending:
+                name = pending.pop()
+                if name == "..":
+                    if not done:
+                        return None
+                    done.pop()
+                    os.close(opened.pop())
+                    continue
+                info = os.stat(name, dir_fd=opened[-1], follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    hops += 1
+                    target = os.readlink(name, dir_fd=opened[-1])
+                    if hops > MAX_LINKS or not self._follow(target, pending, done, opened):
+                        return None
+                elif not pending:
+                    return (*done, name)
+                elif not stat.S_ISDIR(info.st_mode):
+                    return None
+                else:
+                    opened.append(os.open(name, _DIRECTORY, dir_fd=opened[-1]))
+                    done.append(name)
+            return tuple(done)
+        except (OSError, ValueError):  # missing, changed meanwhile, a NUL byte, an odd name
+            return None
+        finally:
+            for fd in opened[1:]:
+                os.close(fd)
+
+    def _follow(self, target: str, names: list[str], done: list[str], opened: list[int]) -> bool:
+        """Queue a link's target in ``names``; an absolute one restarts from the root, and only
+        if it names a place below the root's real path."""
+        if target.startswith("/"):
+            parts = PurePosixPath(target).parts
+            if parts[: len(self._root_parts)] != self._root_parts:
+                return False
+            while len(opened) > 1:
+                os.close(opened.pop())
+            done.clear()
+            target = "/".join(parts[len(self._root_parts) :])
+        names.extend(name for name in reversed(target.split("/")) if name not in ("", "."))
+        return True
+
+    def open_directory(self, parts: Parts) -> int:
+        """The directory at the real ``parts``, opened name by name without following links."""
+        fd = os.dup(self._fd)
+        for name in parts:
+            try:
+                child = os.open(name, _DIRECTORY, dir_fd=fd)
+            finally:
+                os.close(fd)
+            fd = child
+        return fd
+
+    # -- what a search reads -------------------------------------------------------------------
+
+    def file_stat(self, start: Parts, entry: Entry) -> os.stat_result | None:
+        """The status of the regular file ``entry`` is, or leads to inside the root."""
+        try:
+            if not entry.is_link:
+                info = os.stat(entry.name, dir_fd=entry.directory, follow_symlinks=False)
+            else:
+                real = self.resolve((*start, *entry.parts))
+                if not real:
+                    return None
+                fd = self.open_directory(real[:-1])
+                try:
+                    info = os.stat(real[-1], dir_fd=fd, follow_symlinks=False)
+                finally:
+                    os.close(fd)
+        except (OSError, ValueError):
+            return None
+        return info if stat.S_ISREG(info.st_mode) else None
+
+    def read_text(self, start: Parts, entry: Entry, limit: int) -> str | None:
+        """The UTF-8 text of the regular file ``entry`` is, or leads to inside the root; ``None``
+        for anything else, or for a file of more than ``limit`` bytes."""
+        try:
+            fd = self._open_file(start, entry)
+        except (OSError, ValueError):
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                return None
+            data = _read_at_most(fd, limit + 1)
+            return None if len(data) > limit else data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        finally:
+            os.close(fd)
+
+    def _open_file(self, start: Parts, entry: Entry) -> int:
+        if not entry.is_link:
+            return os.open(entry.name, _FILE, dir_fd=entry.directory)
+        real = self.resolve((*start, *entry.parts))
+        if not real:
+            raise FileNotFoundError(entry.name)
+        directory = self.open_directory(real[:-1])
+        try:
+            return os.open(real[-1], _FILE, dir_fd=directory)
+        finally:
+            os.close(directory)
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def walk(self, start: Parts, descend: Callable[[Parts], bool]) -> Generator[Entry, None, None]:
+        """Every entry below the directory ``start`` that is not a directory, in the sorted
+        order of the paths. Directories ``descend`` refuses are skipped; symlinked ones are
+        never entered. Every directory it opens is closed when it ends, or is closed."""
+        levels: list[tuple[int, Parts, Iterator[os.DirEntry[str]]]] = []
+        try:
+            top = self.open_directory(start)
+        except (OSError, ValueError):  # changed since it was resolved
+            return
+        try:
+            levels.append((top, (), _sorted_entries(top)))
+            while levels:
+                fd, parts, entries = levels[-1]
+                entry = next(entries, None)
+                if entry is None:
+                    os.close(levels.pop()[0])
+                    continue
+                here = (*parts, entry.name)
+                if _is_directory(entry):
+                    if descend(here):
+                        with contextlib.suppress(OSError):  # gone, or now a symlink
+                            child = os.open(entry.name, _DIRECTORY, dir_fd=fd)
+                            levels.append((child, here, _sorted_entries(child)))
+                else:
+                    yield Entry(fd, entry.name, here, _is_link(entry))
+        finally:
+            for fd, _, _ in levels:
+                os.close(fd)
+
+
+def _sorted_entries(fd: int) -> Iterator[os.DirEntry[str]]:
     try:
-        candidate = (root / path.lstrip("/")).resolve()
-    except (OSError, ValueError):  # a symlink loop, a NUL byte
-        return None
-    if not candidate.is_relative_to(root) or not candidate.is_dir():
-        return None
-    return candidate
-
-
-def walk(start: Path, descend: Callable[[Parts], bool]) -> Iterator[tuple[os.DirEntry[str], Parts]]:
-    """Every entry below ``start`` that is not a directory, with its parts, in the sorted order
-    of the paths. Directories ``descend`` refuses are skipped; symlinked ones are never entered."""
-    stack: list[tuple[Parts, Iterator[os.DirEntry[str]]]] = [((), _sorted_entries(start))]
-    while stack:
-        parts, entries = stack[-1]
-        entry = next(entries, None)
-        if entry is None:
-            stack.pop()
-            continue
-        here = (*parts, entry.name)
-        if entry.is_dir(follow_symlinks=False):
-            if descend(here):
-                stack.append((here, _sorted_entries(entry.path)))
-        else:
-            yield entry, here
-
-
-def _sorted_entries(directory: str | Path) -> Iterator[os.DirEntry[str]]:
-    try:
-        with os.scandir(directory) as scan:
+        with os.scandir(fd) as scan:
             entries = list(scan)
-    except OSError:  # unreadable, or gone since it was listed
+    except OSError:  # unreadable, or gone since it was opened
         return iter(())
     return iter(sorted(entries, key=_path_order))
 
 
 def _path_order(entry: os.DirEntry[str]) -> str:
     # A directory sorts as "name/", so the walk yields paths in plain string order.
-    return entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name
+    return entry.name + "/" if _is_directory(entry) else entry.name
 
 
-def is_file_inside(entry: os.DirEntry[str], root: Path) -> bool:
-    """Whether ``entry`` is a file that may be listed or read: a symlink only when its target is
-    a file inside ``root`` (the walk reaches no other place outside it)."""
+def _is_directory(entry: os.DirEntry[str]) -> bool:
     try:
-        if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(root):
-            return False
-        return entry.is_file()
-    except (OSError, ValueError):
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
         return False
 
 
-# -- path globs (glob_search) ----------------------------------------------------------------
-
-
-def glob_segments(pattern: str) -> Parts | None:
-    """A glob pattern split into its segments; ``None`` for one that is empty, absolute or
-    climbs with ``..``."""
-    if not pattern or pattern.startswith("/"):
-        return None
-    segments = tuple(s for s in pattern.split("/") if s not in ("", "."))
-    if not segments or ".." in segments:
-        return None
-    return segments
-
-
-def glob_matches(parts: Parts, segments: Parts) -> bool:
-    """Whether a file's path matches the pattern: ``*``, ``?`` and ``[...]`` within one name,
-    ``**`` for any number of directories (zero included)."""
-
-    @functools.cache
-    def match(i: int, j: int) -> bool:
-        if j == len(segments):
-            return i == len(parts)
-        if segments[j] == "**":  # directories only: the file name is never swallowed
-            return match(i, j + 1) or (i < len(parts) - 1 and match(i + 1, j))
-        return i < len(parts) and fnmatch.fnmatch(parts[i], segments[j]) and match(i + 1, j + 1)
-
-    return match(0, 0)
-
-
-def glob_may_enter(parts: Parts, segments: Parts) -> bool:
-    """Whether a file below the directory ``parts`` could match: prunes the walk."""
-    for depth, name in enumerate(parts):
-        if segments[depth] == "**":
-            return True
-        if depth == len(segments) - 1 or not fnmatch.fnmatch(name, segments[depth]):
-            return False  # the last segment names the file, so no directory matches it
-    return True
-
-
-# -- include filters (grep_search) -----------------------------------------------------------
-
-
-def include_globs(pattern: str) -> list[str] | None:
-    """A file-name filter such as ``*.py`` or ``*.{ts,tsx}`` as plain globs, braces expanded;
-    ``None`` for one that is malformed."""
-    if not pattern or any(c in pattern for c in "\x00\r\n"):
-        return None
-    globs = _expand_braces(pattern)
-    if globs is None:
-        return None
+def _is_link(entry: os.DirEntry[str]) -> bool:
     try:
-        for glob in globs:
-            re.compile(fnmatch.translate(glob))
-    except re.error:
-        return None
-    return globs
+        return entry.is_symlink()
+    except OSError:
+        return False
 
 
-def name_matches(name: str, globs: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatch(name, glob) for glob in globs)
-
-
-def _expand_braces(pattern: str) -> list[str] | None:
-    """``a{b,c}d{e,f}`` as its four alternatives; ``None`` when a brace is unmatched or empty."""
-    opening = pattern.find("{")
-    closing = pattern.find("}", opening + 1) if opening >= 0 else -1
-    if opening < 0:
-        return None if "}" in pattern else [pattern]
-    if closing < 0 or closing == opening + 1:
-        return None
-    head, options, tail = pattern[:opening], pattern[opening + 1 : closing], pattern[closing + 1 :]
-    expanded: list[str] = []
-    for option in options.split(","):
-        rest = _expand_braces(head + option + tail)
-        if rest is None:
-            return None
-        expanded.extend(rest)
-    return expanded
+def _read_at_most(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = os.read(fd, min(size, _CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)

@@ -3,6 +3,9 @@
 A policy is configuration plus one method, :meth:`BaseExecutionPolicy.spawn`, which starts the
 process with its three pipes. Everything else (sending commands, reading output, timeouts,
 shutting down) is the session's, whatever the policy.
+
+On Linux, the host and Codex policies start the shell under ``_reaper.py`` (see
+``_shell_launch``), which kills every process the session started when the shell ends.
 """
 
 from __future__ import annotations
@@ -14,15 +17,23 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, ShellToolError
+from graphagent.middleware._shell_launch import (
+    check_limits,
+    launch,
+    limit_running,
+    limiter,
+    reaper_available,
+)
 
 __all__ = [
+    "DEFAULT_MAX_OUTPUT_BYTES",
     "SHELL_TEMP_PREFIX",
     "BaseExecutionPolicy",
     "CodexSandboxExecutionPolicy",
@@ -32,6 +43,13 @@ __all__ = [
 
 SHELL_TEMP_PREFIX = "graphagent-shell-"
 """The name prefix of the temporary workspaces the shell tool creates (and removes)."""
+
+DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024
+"""The bytes of one command's output the model sees unless a policy says otherwise."""
+
+MINIMAL_ENVIRONMENT = ("PATH", "HOME", "LANG")
+"""What a shell on this host gets of this process's environment when ``env`` is not given (with
+``PWD``, its working directory)."""
 
 
 @dataclass
@@ -44,7 +62,9 @@ class BaseExecutionPolicy(abc.ABC):
         termination_timeout: Seconds the shell gets to exit at the end of a run before it is
             killed.
         max_output_lines: Lines of a command's output (stdout and stderr) the model sees.
-        max_output_bytes: Bytes of a command's output the model sees (``None``: no byte cap).
+        max_output_bytes: Bytes of a command's output the model sees (32 KiB by default). The
+            session reads output in bounded chunks and keeps only this much, so memory stays
+            flat whatever a command prints; ``None`` lifts the cap (and that bound).
 
     Raises:
         MiddlewareError: A timeout, ``max_output_lines`` or ``max_output_bytes`` that is not a
@@ -57,7 +77,12 @@ class BaseExecutionPolicy(abc.ABC):
     startup_timeout: float = 30.0
     termination_timeout: float = 10.0
     max_output_lines: int = 100
-    max_output_bytes: int | None = None
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
+
+    shares_filesystem: ClassVar[bool] = False
+    """Whether the shell sees this process's files at the same paths. The session then gives
+    each command output channels of its own (FIFOs in a private directory), so what a
+    background job prints later never lands in another command's answer."""
 
     def __post_init__(self) -> None:
         _check_positive(self, "max_output_lines", self.max_output_lines)
@@ -72,10 +97,17 @@ class BaseExecutionPolicy(abc.ABC):
     ) -> subprocess.Popen[Any]:
         """Start ``command`` (the shell) in ``workspace`` with piped stdin, stdout and stderr."""
 
-    def shell_environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+    def shell_environment(
+        self, env: Mapping[str, str] | None, *, workspace: Path
+    ) -> dict[str, str]:
         """The ``env`` handed to :meth:`spawn`: the middleware's ``env``, or, when it has none,
-        this process's environment (the shell runs on this host)."""
-        return dict(os.environ if env is None else env)
+        a minimal one: ``PATH``, ``HOME`` and ``LANG`` from this process (those it has), and
+        ``PWD``. Never the rest of this process's environment, where secrets live."""
+        if env is not None:
+            return dict(env)
+        minimal = {name: os.environ[name] for name in MINIMAL_ENVIRONMENT if name in os.environ}
+        minimal.setdefault("PATH", os.defpath)
+        return {**minimal, "PWD": str(workspace)}
 
 
 @refuse_unknown_arguments
@@ -85,7 +117,9 @@ class HostExecutionPolicy(BaseExecutionPolicy):
 
     No isolation: commands read and change whatever that user can, network included. Use it
     where the agent already runs in a container or VM that is the sandbox, or in trusted
-    development and CI settings.
+    development and CI settings. What it does bound: the shell's environment (see
+    :meth:`shell_environment`), its processes (on Linux, everything the session started is
+    killed when its shell ends, ``setsid`` and double forks included), and its output.
 
     It takes the timeouts and output caps of every policy (:class:`BaseExecutionPolicy`), and:
 
@@ -109,6 +143,8 @@ class HostExecutionPolicy(BaseExecutionPolicy):
     memory_bytes: int | None = None
     create_process_group: bool = True
 
+    shares_filesystem: ClassVar[bool] = True
+
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("cpu_time_seconds", "memory_bytes"):
@@ -126,10 +162,20 @@ class HostExecutionPolicy(BaseExecutionPolicy):
         self, *, workspace: Path, env: Mapping[str, str], command: Sequence[str]
     ) -> subprocess.Popen[Any]:
         limits = self._limits()
+        if reaper_available():  # the reaper sets the limits in the shell's process only
+            check_limits(limits)
+            return launch(
+                command,
+                workspace=workspace,
+                env=env,
+                new_group=self.create_process_group,
+                reap=True,
+                limits=limits,
+            )
         on_linux = sys.platform.startswith("linux")
         # Linux sets the limits on the running shell (prlimit), before any command is sent;
         # elsewhere they are set in the child before exec.
-        before_exec = _limiter(limits) if limits and not on_linux else None
+        before_exec = limiter(limits) if limits and not on_linux else None
         process = launch(
             command,
             workspace=workspace,
@@ -138,7 +184,7 @@ class HostExecutionPolicy(BaseExecutionPolicy):
             before_exec=before_exec,
         )
         if limits and on_linux:
-            _limit_running(process, limits)
+            limit_running(process, limits)
         return process
 
     def _limits(self) -> list[tuple[str, int]]:
@@ -174,7 +220,7 @@ class CodexSandboxExecutionPolicy(BaseExecutionPolicy):
         self, *, workspace: Path, env: Mapping[str, str], command: Sequence[str]
     ) -> subprocess.Popen[Any]:
         argv = self.command_line(command)
-        return launch(argv, workspace=workspace, env=env, new_group=True)
+        return launch(argv, workspace=workspace, env=env, new_group=True, reap=reaper_available())
 
     def command_line(self, command: Sequence[str]) -> list[str]:
         """The full command that starts ``command`` (the shell) in the sandbox."""
@@ -256,8 +302,11 @@ class DockerExecutionPolicy(BaseExecutionPolicy):
                 )
         self.extra_run_args = tuple(self.extra_run_args or ())
 
-    def shell_environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        """Only what the middleware was given: the container never sees this host's variables."""
+    def shell_environment(
+        self, env: Mapping[str, str] | None, *, workspace: Path
+    ) -> dict[str, str]:
+        """Only what the middleware was given: the container never sees this host's variables
+        (nor its ``PATH`` or ``HOME``, which mean nothing in the image)."""
         return dict(env or {})
 
     def spawn(
@@ -291,55 +340,6 @@ class DockerExecutionPolicy(BaseExecutionPolicy):
         if self.user is not None:
             argv += ["--user", self.user]
         return [*argv, *(self.extra_run_args or ()), self.image, *command]
-
-
-def launch(
-    argv: Sequence[str],
-    *,
-    workspace: Path,
-    env: Mapping[str, str],
-    new_group: bool,
-    before_exec: Callable[[], None] | None = None,
-) -> subprocess.Popen[bytes]:
-    """Start ``argv`` with its three pipes (bytes: the session reads and writes them raw)."""
-    return subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=workspace,
-        env=dict(env),
-        start_new_session=new_group,
-        preexec_fn=before_exec,  # set only where prlimit is missing
-    )
-
-
-def _limiter(limits: list[tuple[str, int]]) -> Callable[[], None]:
-    def set_limits() -> None:  # in the child, before exec
-        import resource
-
-        for name, value in limits:
-            resource.setrlimit(getattr(resource, name), (value, value))
-
-    return set_limits
-
-
-def _limit_running(process: subprocess.Popen[Any], limits: list[tuple[str, int]]) -> None:
-    import resource
-
-    try:
-        for name, value in limits:
-            resource.prlimit(process.pid, getattr(resource, name), (value, value))
-    except OSError as error:
-        process.kill()
-        process.wait()
-        for pipe in (process.stdin, process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        raise ShellToolError(
-            f"Failed to apply resource limits via prlimit ({error}); remove cpu_time_seconds "
-            "and memory_bytes from HostExecutionPolicy, or grant the process that permission."
-        ) from error
 
 
 def _installed(policy: BaseExecutionPolicy, binary: str, what: str) -> str:

@@ -1,204 +1,29 @@
-"""The shell tool's session: one persistent bash process per run, driven through its pipes.
+"""The shell tool's session: one persistent bash process per run.
 
 Everything here blocks (it waits on a process), and is thread-safe: a sync run calls it
-directly, an async run offloads each call to a thread. :class:`ShellProcess` speaks to one bash
-process; :class:`ShellSession` owns a run's workspace and process, restarts the process after a
-timeout, and ends it when the run ends.
+directly, an async run offloads each call to a thread. :class:`ShellSession` owns a run's
+workspace and its :class:`~graphagent.middleware._shell_process.ShellProcess`, restarts the
+process after a timeout, and ends it when the run ends.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import selectors
-import signal
-import subprocess
 import tempfile
 import threading
-import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from graphagent.errors import ShellToolError
 from graphagent.middleware._execution import SHELL_TEMP_PREFIX, BaseExecutionPolicy
+from graphagent.middleware._shell_output import CommandResult, OutputLog
+from graphagent.middleware._shell_process import ShellProcess
+
+__all__ = ["CommandResult", "SessionConfig", "ShellSession"]
 
 LOGGER = logging.getLogger("graphagent.middleware.shell_tool")
-_CHUNK = 65536
-_DRAIN_READS = 16
-
-
-@dataclass(frozen=True, slots=True)
-class CommandResult:
-    """What one command did: its output (capped), its status, and how much it really wrote."""
-
-    output: str
-    exit_code: int | None
-    timed_out: bool
-    truncated_by_lines: bool
-    truncated_by_bytes: bool
-    total_lines: int
-    total_bytes: int
-
-
-class _Output:
-    """A command's output lines in arrival order, stderr lines marked, kept up to the caps."""
-
-    def __init__(self, max_lines: int, max_bytes: int | None) -> None:
-        self.max_lines, self.max_bytes = max_lines, max_bytes
-        self.kept: list[str] = []
-        self.lines = self.bytes = 0
-        self.over_lines = self.over_bytes = False
-
-    def add(self, line: bytes, *, stderr: bool) -> None:
-        self.lines += 1
-        self.bytes += len(line)
-        if self.lines > self.max_lines:
-            self.over_lines = True
-        elif self.max_bytes is not None and self.bytes > self.max_bytes:
-            self.over_bytes = True
-        else:
-            text = line.decode("utf-8", "replace")
-            self.kept.append(f"[stderr] {text}" if stderr else text)
-
-    def result(self, exit_code: int | None, *, timed_out: bool = False) -> CommandResult:
-        output = "" if timed_out else "".join(self.kept)
-        return CommandResult(
-            output, exit_code, timed_out, self.over_lines, self.over_bytes, self.lines, self.bytes
-        )
-
-
-class ShellProcess:
-    """One bash process: a command goes in on stdin, followed by a line that prints a unique
-    marker and the command's status; the output is whatever arrives before the marker."""
-
-    def __init__(self, process: subprocess.Popen[Any]) -> None:
-        if process.stdin is None or process.stdout is None or process.stderr is None:
-            process.kill()
-            process.wait()
-            raise ShellToolError(
-                "Failed to initialize shell session pipes: the execution policy started the "
-                "shell without them; its spawn() must pass stdin, stdout and stderr as "
-                "subprocess.PIPE."
-            )
-        self.process = process
-        self._stdin, self._stdout, self._stderr = process.stdin, process.stdout, process.stderr
-        self._group = _own_group(process.pid)
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def execute(self, command: str, timeout: float, output: _Output) -> CommandResult:
-        marker = f"__graphagent_shell_done_{uuid.uuid4().hex}__"
-        # The group keeps cd/export effects; /dev/null keeps commands from reading (and
-        # swallowing) the marker line.
-        script = f"{{ {command}\n}} </dev/null\nprintf '{marker} %s\\n' \"$?\"\n"
-        deadline = time.monotonic() + timeout
-        try:
-            self._write(script.encode())
-        except OSError:  # the shell has exited already
-            return self._after_exit(deadline, output)
-        return self._read_until(marker.encode(), deadline, output)
-
-    def stop(self, grace: float) -> None:
-        """Ask the shell to exit; kill it (and its process group) if it has not within
-        ``grace`` seconds."""
-        if self.alive:
-            with contextlib.suppress(OSError):
-                self._write(b"exit\n")
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(grace)
-        self.kill()
-
-    def kill(self) -> None:
-        """Kill the shell and, when it leads its own process group, every process it started."""
-        if self._group is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._group, signal.SIGKILL)
-        if self.alive:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.kill()
-        self.process.wait()
-
-    def close_pipes(self) -> None:
-        for pipe in (self._stdin, self._stdout, self._stderr):
-            with contextlib.suppress(OSError):
-                pipe.close()
-
-    def _write(self, data: bytes) -> None:
-        fd = self._stdin.fileno()
-        while data:
-            data = data[os.write(fd, data) :]
-
-    def _read_until(self, marker: bytes, deadline: float, output: _Output) -> CommandResult:
-        out, err = self._stdout.fileno(), self._stderr.fileno()
-        pending = {out: b"", err: b""}
-        with selectors.DefaultSelector() as selector:
-            for fd in pending:
-                selector.register(fd, selectors.EVENT_READ)
-            while (remaining := deadline - time.monotonic()) > 0:
-                for key, _ in selector.select(remaining):
-                    chunk = os.read(key.fd, _CHUNK)
-                    if not chunk and key.fd == out:  # the shell exited before the marker
-                        self._flush(pending, out, err, output)
-                        return self._after_exit(deadline, output)
-                    if not chunk:
-                        selector.unregister(key.fd)
-                        continue
-                    lines = (pending[key.fd] + chunk).split(b"\n")
-                    pending[key.fd] = lines.pop()
-                    for line in lines:
-                        before, found, status = line.partition(marker)
-                        if found:
-                            self._drain(selector, err, pending, output)
-                            if before:
-                                output.add(before, stderr=False)
-                            return output.result(_status(status))
-                        output.add(line + b"\n", stderr=key.fd == err)
-        return output.result(None, timed_out=True)
-
-    def _drain(self, selector: Any, err: int, pending: dict[int, bytes], output: _Output) -> None:
-        """Take the stderr written before the marker, which may still sit unread in its pipe
-        (a bounded number of reads: a background job may write to stderr without end)."""
-        for _ in range(_DRAIN_READS):
-            if not any(key.fd == err for key, _ in selector.select(0)):
-                break
-            chunk = os.read(err, _CHUNK)
-            if not chunk:
-                break
-            pending[err] += chunk
-        lines = pending[err].split(b"\n")
-        pending[err] = lines.pop()
-        for line in lines:
-            output.add(line + b"\n", stderr=True)
-
-    def _flush(self, pending: dict[int, bytes], out: int, err: int, output: _Output) -> None:
-        for fd in (out, err):
-            if pending[fd]:
-                output.add(pending[fd], stderr=fd == err)
-
-    def _after_exit(self, deadline: float, output: _Output) -> CommandResult:
-        """The shell ended (``exit``): the rest of its stderr, and its exit status."""
-        err = self._stderr.fileno()
-        with selectors.DefaultSelector() as selector:
-            selector.register(err, selectors.EVENT_READ)
-            rest = b""
-            while selector.select(max(0.0, deadline - time.monotonic())):
-                chunk = os.read(err, _CHUNK)
-                if not chunk:
-                    break
-                rest += chunk
-        for line in rest.splitlines(keepends=True):
-            output.add(line, stderr=True)
-        try:
-            code = self.process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            return output.result(None, timed_out=True)
-        return output.result(code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +36,14 @@ class SessionConfig:
     env: Mapping[str, str] | None
     startup_commands: tuple[str, ...]
     shutdown_commands: tuple[str, ...]
+    inherit_env: tuple[str, ...] = ()
+    """Names of this process's variables the shell gets as well (those that are set)."""
+
+    def environment(self, workspace: Path) -> dict[str, str]:
+        """The shell's environment: the policy's reading of ``env``, then the inherited names
+        that ``env`` does not set."""
+        inherited = {name: os.environ[name] for name in self.inherit_env if name in os.environ}
+        return {**inherited, **self.policy.shell_environment(self.env, workspace=workspace)}
 
 
 class ShellSession:
@@ -307,9 +140,9 @@ class ShellSession:
 
     def _start(self) -> ShellProcess:
         config = self._config
-        env = config.policy.shell_environment(config.env)
+        env = config.environment(self.workspace)
         popen = config.policy.spawn(workspace=self.workspace, env=env, command=config.shell_command)
-        process = ShellProcess(popen)
+        process = ShellProcess(popen, own_channels=config.policy.shares_filesystem)
         try:
             for command in config.startup_commands:
                 output = _output_for(config.policy)
@@ -343,22 +176,5 @@ class ShellSession:
                 LOGGER.warning("Shutdown command %r failed (result: %s).", command, result)
 
 
-def _output_for(policy: BaseExecutionPolicy) -> _Output:
-    return _Output(policy.max_output_lines, policy.max_output_bytes)
-
-
-def _status(text: bytes) -> int | None:
-    try:
-        return int(text.strip())
-    except ValueError:
-        return None
-
-
-def _own_group(pid: int) -> int | None:
-    """The shell's process group, when it leads one of its own (killing it then ends every
-    process the shell started); ``None`` when it shares ours."""
-    try:
-        group = os.getpgid(pid)
-    except ProcessLookupError:
-        return None
-    return group if group == pid and group != os.getpgrp() else None
+def _output_for(policy: BaseExecutionPolicy) -> OutputLog:
+    return OutputLog(policy.max_output_lines, policy.max_output_bytes)

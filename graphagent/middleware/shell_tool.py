@@ -115,12 +115,19 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
         tool_name: The tool's name (default ``"shell"``).
         shell_command: The shell to launch (a path, or a command with arguments); default
             ``/bin/bash``.
-        env: The shell's environment variables (values are turned into strings). ``None``: the
-            host and Codex policies pass this process's environment; Docker passes none.
+        env: The shell's environment variables (values are turned into strings). ``None``: a
+            minimal environment with the host and Codex policies (``PATH``, ``HOME`` and
+            ``LANG`` from this process, and ``PWD``); none with Docker. This process's other
+            variables (API keys, cloud credentials) never reach the shell unless named here or
+            in ``inherit_env``.
+        inherit_env: Names of this process's environment variables the shell also gets, when
+            they are set (an allow-list: ``["AWS_PROFILE", "GIT_AUTHOR_NAME"]``); ``env`` wins
+            for a name both give.
 
     Raises:
         MiddlewareError: An option of the wrong type (an ``execution_policy`` that is not a
-            policy, a command, variable name or ``tool_description`` that is not a str), an
+            policy, a command, variable name, ``inherit_env`` name or ``tool_description`` that
+            is not a str), an
             empty ``workspace_root``, ``tool_name`` or ``shell_command``, or a redaction rule
             that cannot be used.
     """
@@ -137,6 +144,7 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
         tool_name: str = SHELL_TOOL_NAME,
         shell_command: Sequence[str] | str | None = None,
         env: Mapping[str, Any] | None = None,
+        inherit_env: Sequence[str] | str = (),
     ) -> None:
         super().__init__()
         policy = HostExecutionPolicy() if execution_policy is None else execution_policy
@@ -159,6 +167,7 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
             env=_environment(env),
             startup_commands=_commands("startup_commands", startup_commands),
             shutdown_commands=_commands("shutdown_commands", shutdown_commands),
+            inherit_env=_inherited(inherit_env),
         )
         self._redactions = tuple(_redaction(rule) for rule in redaction_rules or ())
         self.tools = [self._make_tool(tool_description or DEFAULT_TOOL_DESCRIPTION)]
@@ -255,6 +264,11 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
                 f"{text.rstrip()}\n\n... Output truncated at {policy.max_output_bytes} bytes "
                 f"(observed {result.total_bytes})."
             )
+        if result.dropped_bytes:
+            text = (
+                f"{text.rstrip()}\n\n... Dropped {result.dropped_bytes} bytes that background "
+                "jobs of earlier commands printed (redirect a job's output to a file to read it)."
+            )
         failed = result.exit_code not in (0, None)
         if failed:
             text = f"{text.rstrip()}\n\nExit code: {result.exit_code}"
@@ -265,6 +279,7 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
             "truncated_by_bytes": result.truncated_by_bytes,
             "total_lines": result.total_lines,
             "total_bytes": result.total_bytes,
+            "dropped_background_bytes": result.dropped_bytes,
             "redaction_matches": matches,
         }
         return self._message(text, call_id, "error" if failed else "success", artifact)
@@ -330,6 +345,17 @@ def _environment(env: Mapping[str, Any] | None) -> dict[str, str] | None:
                 "in env. Use names like 'HOME'."
             )
     return {key: str(value) for key, value in env.items()}
+
+
+def _inherited(names: Sequence[str] | str) -> tuple[str, ...]:
+    names = (names,) if isinstance(names, str) else tuple(names)
+    for name in names:
+        if not isinstance(name, str) or not name or "=" in name:
+            raise MiddlewareTypeError(
+                f"ShellToolMiddleware: inherit_env holds {name!r}; pass the names of environment "
+                "variables to pass on, e.g. inherit_env=['AWS_PROFILE']."
+            )
+    return names
 
 
 def _commands(parameter: str, value: Sequence[str] | str | None) -> tuple[str, ...]:

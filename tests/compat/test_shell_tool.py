@@ -262,11 +262,13 @@ def test_env_is_the_shells_whole_environment(
 ) -> None:
     monkeypatch.setenv("FROM_PARENT", "inherited")
     given = ShellToolMiddleware(env={"GREETING": "hi", "COUNT": 3})
-    omitted = ShellToolMiddleware()
+    omitted = ShellToolMiddleware()  # graphagent: a minimal environment, not this process's
+    allowed = ShellToolMiddleware(env={"COUNT": 3}, inherit_env=["FROM_PARENT"])
     command = "echo ${GREETING:-none} ${COUNT:-none} ${FROM_PARENT:-none}"
 
     assert texts(run(agent_for(given, [shell(command)]), how_call)) == ["hi 3 none\n"]
-    assert texts(run(agent_for(omitted, [shell(command)]), how_call)) == ["none none inherited\n"]
+    assert texts(run(agent_for(omitted, [shell(command)]), how_call)) == ["none none none\n"]
+    assert texts(run(agent_for(allowed, [shell(command)]), how_call)) == ["none 3 inherited\n"]
 
 
 def test_startup_and_shutdown_commands_run_at_the_ends_of_the_run(

@@ -14,10 +14,12 @@ all of them.
   the shell and its jobs are gone.
 - It reaps every orphan that comes to it while the command runs.
 - When the command exits, or when this process gets ``SIGTERM``, ``SIGINT`` or ``SIGHUP``, it
-  kills every descendant (``SIGKILL``, again until none is left), reaps them, and exits with the
-  command's status (128 + the signal when it was killed).
+  kills every descendant, and every other member of its process group when it leads one
+  (``SIGKILL``, again until none is left), reaps them, and exits with the command's status
+  (128 + the signal when it was killed).
 
-Where the subreaper cannot be set (not Linux), it runs the command in its place.
+Where the subreaper cannot be set (not Linux, or refused), orphans that left the process group
+escape; everything else still ends.
 """
 
 from __future__ import annotations
@@ -40,8 +42,7 @@ class _Stop(Exception):
 
 def main(argv: list[str]) -> int:
     limits, command = _arguments(argv)
-    if not _become_subreaper():
-        _run(command, limits)
+    _become_subreaper()  # without it, only the tree and the process group can be ended
     signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
     child = os.fork()
     if child == 0:
@@ -120,23 +121,28 @@ def _wait_for(child: int) -> int | None:
 
 
 def _end_descendants() -> None:
-    """Kill and reap every process below this one, until none is left (or time is up)."""
+    """Kill and reap every process below this one (and every other member of its process
+    group, when it leads one), until none is left or time is up."""
     me = os.getpid()
+    group = me if os.getpgrp() == me else None
     give_up = time.monotonic() + GIVE_UP_AFTER
     while time.monotonic() < give_up:
-        for pid in _descendants(me):
+        for pid in _doomed(me, group):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         try:
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
         except ChildProcessError:  # no child left, and none can come: every orphan is ours
-            return
+            if not _doomed(me, group):
+                return
         time.sleep(0.005)  # killed processes take a moment to become reapable
 
 
-def _descendants(ancestor: int) -> list[int]:
+def _doomed(me: int, group: int | None) -> list[int]:
+    """The processes below ``me``, and the others in process group ``group``."""
     children: dict[int, list[int]] = {}
+    members: list[int] = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -145,14 +151,19 @@ def _descendants(ancestor: int) -> list[int]:
                 fields = file.read().rpartition(b")")[2].split()
         except OSError:  # ended meanwhile
             continue
-        children.setdefault(int(fields[1]), []).append(int(name))
+        pid, state = int(name), fields[0]
+        if state in (b"Z", b"X"):  # dead already, waiting to be reaped
+            continue
+        children.setdefault(int(fields[1]), []).append(pid)
+        if group is not None and int(fields[2]) == group and pid != me:
+            members.append(pid)
     found: list[int] = []
-    pending = [ancestor]
+    pending = [me]
     while pending:
         below = children.get(pending.pop(), [])
         found += below
         pending += below
-    return found
+    return found + [pid for pid in members if pid not in found]
 
 
 if __name__ == "__main__":

@@ -55,6 +55,13 @@ class CommandPipes:
             with contextlib.suppress(OSError):
                 os.unlink(path)
 
+    def abandon(self) -> None:
+        """The command is being killed: close everything, read ends included."""
+        self.release()
+        for fd in self.readers:
+            os.close(fd)
+        self.readers = []
+
 
 class Channels:
     """The FIFOs of one shell's commands, in a directory only this user can enter."""

@@ -149,6 +149,8 @@ class ShellProcess:
                         output.drop(len(chunk))
                     else:
                         output.write(chunk, stderr=streams[key.fd])
+        if pipes is not None:  # the session kills the shell next
+            pipes.abandon()
         return output.result(None, timed_out=True)
 
     def _finish(

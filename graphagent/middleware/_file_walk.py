@@ -56,7 +56,7 @@ class Tree:
     @classmethod
     def open(cls, root: Path) -> Tree | None:
         try:
-            return cls(root, os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+            return cls(root, os.open(root, _DIRECTORY))
         except OSError:
             return None
 

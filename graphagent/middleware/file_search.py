@@ -7,7 +7,7 @@ root while a search runs:
 
 - nothing outside the root is ever listed or read, even while another process swaps files for
   symlinks: every file is opened name by name below the root without following links, and a
-  symlink is followed only to a place inside the root (``_file_walk``);
+  symlink is followed only to a place inside the root (``_file_search/walk.py``);
 - no pattern can hang a search: regular expressions run on the ``regex`` engine with a time
   limit, brace alternatives in ``include`` are capped, and each call stops after
   ``search_timeout`` seconds, answering with what it found and saying it was cut short;
@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
-from graphagent.middleware._file_patterns import (
+from graphagent.middleware._file_search.patterns import (
     IncludeError,
     Parts,
     glob_matches,
@@ -43,7 +43,7 @@ from graphagent.middleware._file_patterns import (
     glob_segments,
     include_filter,
 )
-from graphagent.middleware._file_walk import Entry, Tree
+from graphagent.middleware._file_search.walk import Entry, Tree
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.state import AgentState, ResponseT
 

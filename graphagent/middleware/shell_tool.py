@@ -24,13 +24,13 @@ from pydantic import BaseModel, Field
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, ShellToolError
-from graphagent.middleware._execution import (
+from graphagent.middleware._shell.execution import (
     BaseExecutionPolicy,
     CodexSandboxExecutionPolicy,
     DockerExecutionPolicy,
     HostExecutionPolicy,
 )
-from graphagent.middleware._shell_session import CommandResult, SessionConfig, ShellSession
+from graphagent.middleware._shell.session import CommandResult, SessionConfig, ShellSession
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.middleware.pii import (
     PIIDetectionError,

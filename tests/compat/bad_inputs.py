@@ -154,7 +154,7 @@ def invalid_native_json(run: Run) -> object:
     return run(agent, ask())
 
 
-# -- middleware/_execution.py ----------------------------------------------------------------
+# -- middleware/_shell/execution.py -----------------------------------------------------------
 
 
 def spawn_missing(policy: Any) -> Callable[[Run], object]:

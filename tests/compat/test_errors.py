@@ -16,8 +16,8 @@ graphagent's import paths with LangChain's names, every row of ``ROWS`` passes a
 Raises left out, and why:
 
 - internal "cannot happen" checks (``tool_selection``'s empty tool list, the retry loops'
-  fall-through) and platform checks no Linux run reaches (``_execution``'s missing ``resource``
-  module, Codex's unknown platform, a failing ``prlimit``);
+  fall-through) and platform checks no Linux run reaches (``_shell.execution``'s missing
+  ``resource`` module, Codex's unknown platform, a failing ``prlimit``);
 - ``file_search``'s path checks, which its tools catch and answer as text;
 - a shell ``restart`` that fails (no input makes it fail on purpose);
 - where graphagent deliberately behaves otherwise: ``ToolErrorMiddleware()`` without handlers,
@@ -110,7 +110,7 @@ SHELL = "middleware.shell_tool"
 SUMMARY = "middleware.summarization"
 HITL = "middleware.human_in_the_loop"
 SELECTION = "middleware.tool_selection"
-EXECUTION = "middleware._execution"
+EXECUTION = "middleware._shell.execution"
 BUILTIN_PII = "['email', 'credit_card', 'ip', 'mac_address', 'url']"
 NEEDS_FRACTION_PROFILE = (
     "Model profile information is required to use fractional token limits, and is unavailable "
@@ -179,7 +179,7 @@ ROWS: dict[str, Row] = {
         ValueError,
         "Unsupported schema type: <class 'int'>.",
     ),
-    # middleware/_execution.py
+    # middleware/_shell/execution.py
     "max-output-lines": Row(
         EXECUTION,
         lambda run: HostExecutionPolicy(max_output_lines=0),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from graphagent.middleware._file_patterns import Parts
+from graphagent.middleware._file_search.patterns import Parts
 
 MAX_LINKS = 40
 """Symlinks followed to resolve one path before giving up (the kernel's own limit)."""

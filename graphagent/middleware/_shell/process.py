@@ -7,7 +7,7 @@ channels of its own (``_shell_channels``), so what a background job prints later
 with a count, instead of landing in another command's answer; elsewhere, what arrives between
 two commands is dropped the same way.
 
-Everything here blocks; :class:`~graphagent.middleware._shell_session.ShellSession` calls it
+Everything here blocks; :class:`~graphagent.middleware._shell.session.ShellSession` calls it
 under its lock.
 """
 
@@ -23,9 +23,9 @@ import uuid
 from typing import Any
 
 from graphagent.errors import ShellToolError
-from graphagent.middleware._shell_channels import Channels, CommandPipes
-from graphagent.middleware._shell_launch import ReapingPopen
-from graphagent.middleware._shell_output import CHUNK, CommandResult, MarkerScanner, OutputLog
+from graphagent.middleware._shell.channels import Channels, CommandPipes
+from graphagent.middleware._shell.launch import ReapingPopen
+from graphagent.middleware._shell.output import CHUNK, CommandResult, MarkerScanner, OutputLog
 
 __all__ = ["ShellProcess"]
 

@@ -1,6 +1,6 @@
 """Run a command as a Linux child subreaper, and end every process it starts when it ends.
 
-``python -I -S _reaper.py [--limit NAME=VALUE]... -- command [args...]``
+``python -I -S reaper.py [--limit NAME=VALUE]... -- command [args...]``
 
 The shell tool starts its bash session through this script (a file run on its own: it imports
 nothing from graphagent, so it starts in milliseconds). A process group is not enough to end
@@ -65,7 +65,7 @@ def _arguments(argv: list[str]) -> tuple[list[tuple[str, int]], list[str]]:
         limits.append((name, int(value)))
         argv = argv[2:]
     if not argv or argv[0] != "--" or len(argv) < 2:
-        sys.exit("usage: _reaper.py [--limit NAME=VALUE]... -- command [args...]")
+        sys.exit("usage: reaper.py [--limit NAME=VALUE]... -- command [args...]")
     return limits, argv[1:]
 
 

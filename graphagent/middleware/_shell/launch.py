@@ -1,6 +1,6 @@
 """Starting the shell tool's process: its pipes, its resource limits, and the reaper.
 
-On Linux, a shell on this host starts under ``_reaper.py``, a child subreaper that kills every
+On Linux, a shell on this host starts under ``reaper.py``, a child subreaper that kills every
 process the session started when the shell ends, including those that left its process group
 (``setsid``) or its tree (a double fork). The reaper sets the policy's resource limits in the
 shell's process only, so that it keeps the means to end what the shell started.
@@ -17,11 +17,11 @@ from typing import Any
 
 from graphagent.errors import ShellToolError
 
-_REAPER = str(Path(__file__).with_name("_reaper.py"))
+_REAPER = str(Path(__file__).with_name("reaper.py"))
 
 
 class ReapingPopen(subprocess.Popen[bytes]):
-    """A shell started under ``_reaper.py``: ``SIGTERM`` makes the reaper kill and reap every
+    """A shell started under ``reaper.py``: ``SIGTERM`` makes the reaper kill and reap every
     process below it, then exit."""
 
 

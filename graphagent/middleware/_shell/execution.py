@@ -4,7 +4,7 @@ A policy is configuration plus one method, :meth:`BaseExecutionPolicy.spawn`, wh
 process with its three pipes. Everything else (sending commands, reading output, timeouts,
 shutting down) is the session's, whatever the policy.
 
-On Linux, the host and Codex policies start the shell under ``_reaper.py`` (see
+On Linux, the host and Codex policies start the shell under ``reaper.py`` (see
 ``_shell_launch``), which kills every process the session started when the shell ends.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, ShellToolError
-from graphagent.middleware._shell_launch import (
+from graphagent.middleware._shell.launch import (
     check_limits,
     launch,
     limit_running,

@@ -2,7 +2,7 @@
 
 Everything here blocks (it waits on a process), and is thread-safe: a sync run calls it
 directly, an async run offloads each call to a thread. :class:`ShellSession` owns a run's
-workspace and its :class:`~graphagent.middleware._shell_process.ShellProcess`, restarts the
+workspace and its :class:`~graphagent.middleware._shell.process.ShellProcess`, restarts the
 process after a timeout, and ends it when the run ends.
 """
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphagent.errors import ShellToolError
-from graphagent.middleware._execution import SHELL_TEMP_PREFIX, BaseExecutionPolicy
-from graphagent.middleware._shell_output import CommandResult, OutputLog
-from graphagent.middleware._shell_process import ShellProcess
+from graphagent.middleware._shell.execution import SHELL_TEMP_PREFIX, BaseExecutionPolicy
+from graphagent.middleware._shell.output import CommandResult, OutputLog
+from graphagent.middleware._shell.process import ShellProcess
 
 __all__ = ["CommandResult", "SessionConfig", "ShellSession"]
 

@@ -61,3 +61,10 @@ def test_the_plan_stage_builds_nothing() -> None:
         for module, _ in _imports(path):
             assert not module.startswith(("graphagent._build", "graphagent._run")), _where(path)
             assert not module.startswith(("langgraph.graph", "langgraph.pregel")), _where(path)
+
+
+def test_every_folder_is_a_package() -> None:
+    """A folder without ``__init__.py`` imports as a namespace package, which the docs' API
+    reader cannot follow and a wheel may leave out."""
+    folders = {p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__"}
+    assert not [_where(f) for f in folders if not (f / "__init__.py").exists()]

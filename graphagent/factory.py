@@ -13,11 +13,11 @@ from langgraph.cache.base import BaseCache
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
-from graphagent._build.graph import build_graph
 from graphagent._core.ceiling import DEFAULT_MAX_MODEL_CALLS, checked_ceiling
 from graphagent._core.log import log
 from graphagent._core.options import refuse_unknown_keywords
 from graphagent._core.runtime import DEFAULT_AGENT_NAME
+from graphagent._graph.graph import build_graph
 from graphagent._plan.compile import check_breakpoints, compile_plan
 from graphagent._plan.transformers import stream_transformers
 from graphagent.agent import CompiledAgent

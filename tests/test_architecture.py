@@ -35,7 +35,7 @@ def test_only_the_build_stage_touches_state_graph() -> None:
         for module, name in _imports(path)
         if module.startswith("langgraph.graph") and name == "StateGraph"
     }
-    assert users == {"graphagent/_build/graph.py"}
+    assert users == {"graphagent/_graph/graph.py"}
 
 
 def _private(module: str, name: str) -> bool:
@@ -59,7 +59,7 @@ def test_the_plan_stage_builds_nothing() -> None:
     graph or runtime machinery."""
     for path in (PACKAGE / "_plan").glob("*.py"):
         for module, _ in _imports(path):
-            assert not module.startswith(("graphagent._build", "graphagent._run")), _where(path)
+            assert not module.startswith(("graphagent._graph", "graphagent._run")), _where(path)
             assert not module.startswith(("langgraph.graph", "langgraph.pregel")), _where(path)
 
 

@@ -1,6 +1,6 @@
 """The records every stage passes along: ``Hook``, ``HookGroup``, ``Route`` and ``Plan``.
 
-``compile_plan`` (``graphagent._plan``) makes them, ``build_graph`` (``graphagent._build``) and the
+``compile_plan`` (``graphagent._plan``) makes them, ``build_graph`` (``graphagent._graph``) and the
 run-time code (``graphagent._run``, ``graphagent.agent``) read them. They are plain, frozen data.
 """
 

@@ -1,4 +1,4 @@
 """Stage 1, ``compile_plan``: discover hooks, validate everything, order it, lay out the routes.
 
-Pure data: nothing here imports ``_build`` or ``_run``, or touches ``StateGraph``.
+Pure data: nothing here imports ``_graph`` or ``_run``, or touches ``StateGraph``.
 """

@@ -13,15 +13,14 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from graphagent._core.bridge import EntryPoints, ASYNC, SYNC, Mode, in_mode, run_sync
-from graphagent._run.chain import LayerCore, build_onion, hook_layers
-from graphagent._core.records import async_only_error
-from graphagent._core.langgraph_internals import RunnableCallable
-from graphagent._models.configurable import ConfigurableChatModel
+from graphagent._core.bridge import ASYNC, SYNC, EntryPoints, Mode, in_mode
 from graphagent._core.history import answer_malformed_calls
+from graphagent._core.langgraph_internals import RunnableCallable
 from graphagent._core.log import model_step
+from graphagent._core.records import MODEL_NODE, Hook, async_only_error
+from graphagent._models.configurable import ConfigurableChatModel
+from graphagent._run.chain import LayerCore, build_onion, hook_layers
 from graphagent._run.model_call import ModelCall, Outcome
-from graphagent._core.records import MODEL_NODE, Hook
 from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import HookReturnError, UnsupportedCommandError, note_origin
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse

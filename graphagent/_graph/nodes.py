@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
-from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from graphagent._core.bridge import SYNC, EntryPoints, Mode
 from graphagent._core.ceiling import running_ledger
-from graphagent._core.records import async_only_hook_error
-from graphagent._core.langgraph_internals import RunnableCallable, overwritten
 from graphagent._core.history import answered_in_place, pending_tool_calls
+from graphagent._core.langgraph_internals import RunnableCallable, overwritten
 from graphagent._core.log import hook_step
-from graphagent._core.records import TOOLS_NODE, Hook, HookGroup, Route
-from graphagent._build.field_types import FieldType, refuse_misfits
-from graphagent._build.state_view import StateChannels, StateView
+from graphagent._core.records import TOOLS_NODE, Hook, HookGroup, Route, async_only_hook_error
+from graphagent._graph.field_types import FieldType, refuse_misfits
+from graphagent._graph.state_view import StateChannels, StateView
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.middleware.base import RUNNING_AGENT, AgentFacts
 from graphagent.state import JUMP_TARGETS
@@ -41,7 +39,9 @@ def hook_node(
         step = FusedStep(group.node, steps, fields)
     asynchronous = any(hook.asynchronous for hook in group.hooks)
     entry = EntryPoints(step.run, step.where)
-    return RunnableCallable(entry, entry.arun if asynchronous else None, name=group.node, trace=False)
+    return RunnableCallable(
+        entry, entry.arun if asynchronous else None, name=group.node, trace=False
+    )
 
 
 class HookStep:

@@ -11,13 +11,12 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 from langgraph.types import Command
 
-from graphagent._core.bridge import EntryPoints, ASYNC, SYNC, Mode, in_mode, run_sync
-from graphagent._run.chain import LayerCore, build_onion, hook_layers
-from graphagent._core.records import async_only_error
+from graphagent._core.bridge import ASYNC, SYNC, EntryPoints, Mode, in_mode
 from graphagent._core.langgraph_internals import InlineToolNode
 from graphagent._core.log import tool_step
-from graphagent._core.records import TOOLS_NODE, Hook
-from graphagent.errors import HookReturnError, UnregisteredToolError, note_origin
+from graphagent._core.records import TOOLS_NODE, Hook, async_only_error
+from graphagent._run.chain import LayerCore, build_onion, hook_layers
+from graphagent.errors import HookReturnError, note_origin
 
 ToolResult = Any  # ToolMessage | Command
 

@@ -9,15 +9,15 @@ from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
 from langgraph.graph import StateGraph
 
-from graphagent._build.field_types import field_types
-from graphagent._build.model_node import ModelSetup, model_node
-from graphagent._build.nodes import destinations, hook_node, router
 from graphagent._core.observe import observed
 from graphagent._core.records import MODEL_NODE, TOOLS_NODE, Plan
-from graphagent._build.state_view import StateChannels
-from graphagent._run.tool_registry import ToolRegistry
-from graphagent._build.tool_node import tools_node
 from graphagent._core.trace_policy import node_trace_policy
+from graphagent._graph.field_types import field_types
+from graphagent._graph.model_node import ModelSetup, model_node
+from graphagent._graph.nodes import destinations, hook_node, router
+from graphagent._graph.state_view import StateChannels
+from graphagent._graph.tool_node import tools_node
+from graphagent._run.tool_registry import ToolRegistry
 
 
 def build_graph(

@@ -1,2 +1,0 @@
-"""Stage 2, ``build_graph``: the plan as a ``StateGraph`` (its only user), node by node.
-"""

@@ -1,0 +1,1 @@
+"""Stage 2, ``build_graph``: the plan as a ``StateGraph`` (its only user), node by node."""

@@ -14,6 +14,7 @@ from langgraph.typing import ContextT
 from graphagent._core.deprecated import warn_deprecated
 from graphagent._core.options import refuse_unknown_arguments, unknown_argument_message
 from graphagent.errors import MiddlewareTypeError, UnknownArgumentError
+from graphagent.state import ResponseT
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -139,26 +140,48 @@ ModelRequest.__setattr__ = _refuse_assignment  # type: ignore[method-assign,assi
 
 @refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
-class ModelResponse:
-    """The result of a model call: its messages and, with a response format, the parsed value."""
+class ModelResponse(Generic[ResponseT]):
+    """The result of a model call: its messages and, with a response format, the parsed value.
+
+    Generic in the type of the parsed value, as LangChain's is: ``ModelResponse[MySchema]``.
+    """
 
     result: list[BaseMessage]
     """The messages the call produced: the model's reply (an ``AIMessage``), followed, with a
     tool strategy, by the ToolMessages answering its calls."""
-    structured_response: Any = None
+    structured_response: ResponseT | None = None
     """The parsed structured output, when the call produced one."""
 
 
 @refuse_unknown_arguments
 @dataclass(frozen=True, slots=True)
-class ExtendedModelResponse:
-    """A model response plus a ``Command(update=...)`` applied to the state after the model node."""
+class ExtendedModelResponse(Generic[ResponseT]):
+    """A model response plus a ``Command(update=...)`` applied to the state after the model node.
 
-    model_response: ModelResponse
+    Generic in the type of the parsed value, as :class:`ModelResponse` is.
+    """
+
+    model_response: ModelResponse[ResponseT]
     """The response, as the handler returned it or as the hook changed it."""
     command: Command[Any] | None = None
     """State updates to apply along with the response (``Command(update={...})``)."""
 
 
-ModelCallResult: TypeAlias = ModelResponse | AIMessage | ExtendedModelResponse
-"""What a ``wrap_model_call`` hook may return."""
+def _refuse_setting(record: object, name: str, value: Any) -> None:
+    """What a frozen response does on assignment: ``FrozenInstanceError``.
+
+    Set after the class is made, as for requests: the ``__setattr__`` a frozen, slotted generic
+    dataclass is generated with fails with a ``TypeError`` instead, which breaks
+    ``ModelResponse[Schema](...)`` (``typing`` sets ``__orig_class__`` on the instance and expects
+    an ``AttributeError`` when it cannot).
+    """
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+ModelResponse.__setattr__ = _refuse_setting  # type: ignore[method-assign]
+ExtendedModelResponse.__setattr__ = _refuse_setting  # type: ignore[method-assign]
+
+
+ModelCallResult: TypeAlias = ModelResponse[ResponseT] | AIMessage | ExtendedModelResponse[ResponseT]
+"""What a ``wrap_model_call`` hook may return; ``ModelCallResult[MySchema]`` names the type of
+the parsed value."""

@@ -204,8 +204,11 @@ class AutoStrategy(Generic[SchemaT]):
         return ProviderStrategy(self.schema) if native else ToolStrategy(self.schema)
 
 
-ResponseFormat: TypeAlias = ToolStrategy[Any] | ProviderStrategy[Any] | AutoStrategy[Any]
-"""The strategies ``create_agent(response_format=...)`` takes (besides a bare schema)."""
+ResponseFormat: TypeAlias = (
+    ToolStrategy[SchemaT] | ProviderStrategy[SchemaT] | AutoStrategy[SchemaT]
+)
+"""The strategies ``create_agent(response_format=...)`` takes (besides a bare schema); generic
+in the schema's type, as LangChain's is: ``ResponseFormat[MySchema]``."""
 
 
 def as_strategy(response_format: Any) -> ResponseFormat | None:

@@ -8,6 +8,7 @@ guessed from the model name (``gpt-...`` is OpenAI, ``claude...`` is Anthropic, 
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable
 from contextlib import suppress
@@ -27,7 +28,10 @@ from graphagent.errors import MiddlewareError, MiddlewareTypeError
 if TYPE_CHECKING:
     from graphagent._core.bridge import Mode
 
+_log = logging.getLogger("graphagent")
+
 __all__ = [
+    "BaseChatModel",
     "ConfigurableChatModel",
     "MissingIntegrationError",
     "ModelSpec",
@@ -243,10 +247,7 @@ def _helper_choice(owner: str, option: str, value: object) -> BaseChatModel | Mo
     if isinstance(value, ConfigurableChatModel):
         return stand_in(value)
     if not isinstance(value, str):
-        raise MiddlewareTypeError(
-            f"{owner}: {option} is {type(value).__name__}; pass a chat model or a model id such "
-            "as 'openai:gpt-4o-mini' (or a configurable model from init_chat_model())."
-        )
+        return _duck_model(owner, option, value)
     try:
         spec = ModelSpec.parse(value)
     except ValueError as error:
@@ -259,3 +260,20 @@ def _helper_choice(owner: str, option: str, value: object) -> BaseChatModel | Mo
             package=missing.package,
         )
     return spec
+
+
+def _duck_model(owner: str, option: str, value: object) -> BaseChatModel:
+    """An object that is no ``BaseChatModel`` but can be called like one (a test double, a
+    wrapper): taken as it is, as LangChain takes it."""
+    if not callable(getattr(value, "invoke", None)):
+        raise MiddlewareTypeError(
+            f"{owner}: {option} is {type(value).__name__}; pass a chat model or a model id such "
+            "as 'openai:gpt-4o-mini' (or a configurable model from init_chat_model())."
+        )
+    _log.debug(
+        "%s: %s is a %s, not a BaseChatModel; it is called as a chat model",
+        owner,
+        option,
+        type(value).__name__,
+    )
+    return cast(BaseChatModel, value)

@@ -719,3 +719,13 @@ def test_a_configurable_fallback_is_built_off_the_loop_under_ainvoke(
     assert result["messages"][-1].text == "fake answer"
     assert [thread for _, thread in sys.modules["langchain_deepseek"].built] != []
     assert loop_thread not in [thread for _, thread in sys.modules["langchain_deepseek"].built]
+
+
+def test_the_models_module_exports_langchain_cores_base_chat_model() -> None:
+    # `from langchain.chat_models import BaseChatModel` is LangChain's re-export of it.
+    import langchain_core.language_models
+
+    import graphagent.models
+
+    assert graphagent.models.BaseChatModel is langchain_core.language_models.BaseChatModel
+    assert "BaseChatModel" in graphagent.models.__all__

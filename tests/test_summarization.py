@@ -516,3 +516,34 @@ def test_a_profile_window_allows_fractions() -> None:
     windowed = ScriptedChatModel([], profile={"max_input_tokens": 1000})
     middleware = SummarizationMiddleware(windowed, trigger=("fraction", 1), keep=("fraction", 0.2))
     assert middleware.model is windowed
+
+
+class EchoSummarizer:
+    """No BaseChatModel: just something with ``invoke`` and ``ainvoke``, as a wrapper or a test
+    double would be."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def invoke(self, prompt: str, config: Any = None) -> AIMessage:
+        self.prompts.append(prompt)
+        return AIMessage(SUMMARY)
+
+    async def ainvoke(self, prompt: str, config: Any = None) -> AIMessage:
+        return self.invoke(prompt, config)
+
+
+def test_a_model_that_only_quacks_like_one_is_taken_and_called(
+    how_call: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    echo = EchoSummarizer()
+    with caplog.at_level("DEBUG", logger="graphagent"):
+        middleware = SummarizationMiddleware(echo, trigger=("messages", 10), keep=("messages", 2))  # type: ignore[arg-type]
+    agent = create_agent(ScriptedChatModel(["Done."]), middleware=[middleware])
+
+    result = run_agent(agent, how_call, {"messages": points_history()})
+
+    assert middleware.model is echo
+    assert "model is a EchoSummarizer, not a BaseChatModel" in caplog.text
+    assert contents(result["messages"])[0] == f"{SUMMARY_HEADER}\n\n{SUMMARY}"
+    assert len(echo.prompts) == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, TypedDict
+from typing import Literal, TypeAlias, TypedDict, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
@@ -54,6 +54,11 @@ class _Size:
     kind: str
     value: float
 
+    @property
+    def given(self) -> int | float:
+        """The amount as it was given: a whole number of tokens or messages, or a fraction."""
+        return self.value if self.kind == "fraction" else int(self.value)
+
     def in_tokens(self, max_input_tokens: int | None) -> int:
         """The amount as a token count (a fraction of the model's window; at least 1)."""
         if self.kind == "fraction":
@@ -88,30 +93,47 @@ class CutRule:
         self, messages: Sequence[AnyMessage], window: int | None, count: TokenCounter
     ) -> int | None:
         """Where the kept messages start, or ``None`` when nothing is to be summarized now."""
-        if not self._triggered(messages, window, count):
+        if not self.triggered(messages, window, count):
             return None
+        return self.keep_from(messages, window, count) or None
+
+    def keep_from(
+        self, messages: Sequence[AnyMessage], window: int | None, count: TokenCounter
+    ) -> int:
+        """Where the messages ``keep`` keeps start, moved so no tool call is parted from its
+        answer; 0 when all of them are kept."""
         if self.keep.kind == "messages":
             cut = len(messages) - int(self.keep.value)
         else:
             cut = _token_cut(messages, self.keep.in_tokens(window), count)
-        if cut <= 0:
-            return None
-        return _safe_cut(messages, cut) or None
+        return _safe_cut(messages, cut) if cut > 0 else 0
 
-    def _triggered(
-        self, messages: Sequence[AnyMessage], window: int | None, count: TokenCounter
+    def triggered(
+        self,
+        messages: Sequence[AnyMessage],
+        window: int | None,
+        count: TokenCounter,
+        tokens: int | None = None,
     ) -> bool:
+        """Whether some clause is reached; ``tokens``: the messages' count, when known."""
         if not self.clauses:
             return False
         counts_tokens = any(s.kind != "messages" for c in self.clauses for s in c)
-        tokens = count(messages) if counts_tokens else 0
+        if tokens is None:
+            tokens = count(messages) if counts_tokens else 0
 
         def reached(size: _Size) -> bool:
             if size.kind == "messages":
                 return len(messages) >= size.value
+            if size.kind == "fraction" and window is None:
+                return False  # a window nobody knows is never reached
             return tokens >= size.in_tokens(window)
 
         return any(all(reached(size) for size in clause) for clause in self.clauses)
+
+    def trigger_clauses(self) -> list[TriggerClause]:
+        """The trigger as a list of clauses (dicts), any one of which suffices."""
+        return [cast(TriggerClause, {s.kind: s.given for s in clause}) for clause in self.clauses]
 
 
 def max_input_tokens(model: BaseChatModel) -> int | None:

@@ -47,6 +47,7 @@ from graphagent.middleware._context_size import (
     copied,
     max_input_tokens,
 )
+from graphagent.middleware._summary_internals import SummaryInternals
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, HelperModel
 from graphagent.state import AgentState, ResponseT
@@ -107,15 +108,19 @@ Summarizer: TypeAlias = (
 ``summary_prompt``; or a Runnable or function (sync or async) given the messages to summarize
 and returning the summary text."""
 
-_DEFAULT_KEEP: ContextMessages = ("messages", 20)
-_DEFAULT_TRIM_TOKENS = 4000
+# LangChain's private names for the defaults, which code built on it imports (deepagents does).
+_DEFAULT_MESSAGES_TO_KEEP = 20
+_DEFAULT_TRIM_TOKEN_LIMIT = 4000
+_DEFAULT_KEEP: ContextMessages = ("messages", _DEFAULT_MESSAGES_TO_KEEP)
 _CHARS_PER_TOKEN = 4  # only to cut a single message too long to trim by whole lines
 _XML_BUFFER = "format" in inspect.signature(get_buffer_string).parameters
 _SUMMARY_CONFIG = internal_call_config("summarize_conversation", "summarization")
 
 
 @refuse_unknown_arguments
-class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class SummarizationMiddleware(
+    SummaryInternals, AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]
+):
     """Summarize the older messages once the conversation reaches ``trigger``.
 
     Args:
@@ -154,7 +159,7 @@ class SummarizationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         keep: ContextSize = _DEFAULT_KEEP,
         token_counter: TokenCounter = count_tokens_approximately,
         summary_prompt: str = DEFAULT_SUMMARY_PROMPT,
-        trim_tokens_to_summarize: int | None = _DEFAULT_TRIM_TOKENS,
+        trim_tokens_to_summarize: int | None = _DEFAULT_TRIM_TOKEN_LIMIT,
         summarizer: Summarizer | None = None,
         max_tokens_before_summary: int | None = None,
         messages_to_keep: int | None = None,

@@ -42,7 +42,9 @@ class MisnamedHookWarning(UserWarning):
 
 
 class HooklessMiddlewareWarning(UserWarning):
-    """A middleware defines no hook, tool or state, so adding it to an agent does nothing."""
+    """Deprecated, no longer emitted: a middleware that defines no hook, tool or state is noted
+    on the ``graphagent`` logger instead, as LangChain takes one without a word. Kept so that
+    warning filters and imports naming it still work."""
 
 
 def hook_label(middleware_name: str, hook: str) -> str:

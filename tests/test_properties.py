@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import operator
-import warnings
 from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
 from hypothesis import given, settings, strategies as st
 from langchain_core.tools import tool
 
-from graphagent import HooklessMiddlewareWarning, create_agent
+from graphagent import create_agent
 from graphagent.middleware import AgentMiddleware, AgentState
 from graphagent.testing import ScriptedChatModel, calls
 
@@ -111,9 +110,7 @@ def test_ordering_and_nesting_invariants(
     log: list[tuple[str, str]] = []
     model = ScriptedChatModel([calls(("noop", {})), "done"])
     stack = build(specs, log, asynchronous)
-    with warnings.catch_warnings():  # a spec may be empty: a middleware with no hook at all
-        warnings.simplefilter("ignore", HooklessMiddlewareWarning)
-        agent = create_agent(model, [noop], middleware=stack, fuse_hooks=fused)
+    agent = create_agent(model, [noop], middleware=stack, fuse_hooks=fused)
     inputs = {"messages": ["go"]}
     result = asyncio.run(agent.ainvoke(inputs)) if asynchronous else agent.invoke(inputs)
 

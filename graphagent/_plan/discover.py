@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +21,6 @@ from graphagent._core.hooks import (
 )
 from graphagent._core.records import Hook
 from graphagent.errors import (
-    HooklessMiddlewareWarning,
     MiddlewareError,
     MisnamedHookWarning,
     hook_label,
@@ -28,21 +28,23 @@ from graphagent.errors import (
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.state import AgentState
 
+_log = logging.getLogger("graphagent")
+
 
 def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
     """Every hook ``middleware`` implements, each checked; a middleware that does nothing at
-    all is warned about."""
+    all is noted on the ``graphagent`` logger (LangChain takes it: tests use such stubs)."""
     _check_method_names(middleware)
     found = [hook for p in ALL_HOOKS if (hook := discover(middleware, p))]
     if found:
         _warn_hook_like_names(middleware)
     if not found and _does_nothing(middleware):
-        warnings.warn(
-            f"'{middleware.name}' defines no hook, no tools and no state_schema, so it does "
-            f"nothing; implement one of {', '.join((*NODE_HOOKS, *WRAP_HOOKS))} (or its async "
-            f"twin) or {INPUT_HOOK}, or leave it out of the middleware list.",
-            HooklessMiddlewareWarning,
-            stacklevel=6,  # create_agent's caller, past its argument check
+        _log.info(
+            "'%s' defines no hook, no tools and no state_schema, so it does nothing; implement "
+            "one of %s (or its async twin) or %s, or leave it out of the middleware list",
+            middleware.name,
+            ", ".join((*NODE_HOOKS, *WRAP_HOOKS)),
+            INPUT_HOOK,
         )
     return found
 

@@ -11,7 +11,10 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, NotRequired
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 
 from graphagent import MiddlewareError, create_agent
 from graphagent.middleware import (
@@ -145,6 +148,71 @@ def test_a_node_hook_taking_only_state_gets_the_state_and_its_update_applies(run
             return {"seen": len(state["messages"])}
 
     assert run(build(Retrieve()), QUESTION)["seen"] == 3
+
+
+class NamesExtras(AgentMiddleware):
+    """Node hooks that name ``config``, ``writer`` or ``store``, as langgraph lets a node (and
+    so LangChain lets a hook): each gets them by keyword, the runtime only where it is taken."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any]] = []
+
+    def before_agent(self, state: Any, runtime: Any, config: RunnableConfig) -> None:
+        self.seen.append(("before_agent", config["configurable"]["thread_id"]))
+
+    async def abefore_agent(self, state: Any, runtime: Any, config: RunnableConfig) -> None:
+        self.seen.append(("before_agent", config["configurable"]["thread_id"]))
+
+    def before_model(self, state: Any, *, writer: Any) -> None:
+        writer({"hook": "before_model"})
+
+    async def abefore_model(self, state: Any, *, writer: Any) -> None:
+        writer({"hook": "before_model"})
+
+    def after_model(self, state: Any, store: Any, config: Any = None) -> None:
+        self.seen.append(("after_model", store.get(("notes",), "n1").value))
+
+    def after_agent(
+        self, state: Any, runtime: Any, *, config: Any, writer: Any, store: Any
+    ) -> None:
+        writer({"hook": "after_agent", "thread": config["configurable"]["thread_id"]})
+        self.seen.append(("after_agent", runtime.store is store))
+
+
+def test_node_hooks_naming_config_writer_or_store_get_them(how: str, hook_mode: str) -> None:
+    store = InMemoryStore()
+    store.put(("notes",), "n1", {"text": "kept"})
+    extras = NamesExtras()
+    agent = create_agent(
+        scripted(), [add], middleware=[extras], checkpointer=InMemorySaver(), store=store
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t1"}}
+
+    if how in ("stream", "astream"):
+        chunks = stream_all(agent, how, QUESTION, config, stream_mode="custom")
+        assert chunks == [
+            {"hook": "before_model"},
+            {"hook": "before_model"},
+            {"hook": "after_agent", "thread": "t1"},
+        ]
+    else:
+        run_agent(agent, how, QUESTION, config=config)
+    assert extras.seen == [
+        ("before_agent", "t1"),
+        ("after_model", {"text": "kept"}),
+        ("after_model", {"text": "kept"}),
+        ("after_agent", True),
+    ]
+
+
+def stream_all(agent: Any, how: str, inputs: Any, config: Any, **kwargs: Any) -> list[Any]:
+    if how == "stream":
+        return list(agent.stream(inputs, config, **kwargs))
+
+    async def collect() -> list[Any]:
+        return [chunk async for chunk in agent.astream(inputs, config, **kwargs)]
+
+    return asyncio.run(collect())
 
 
 def test_decorated_hooks_of_every_shape_build_and_run(how: str, run: Any) -> None:
@@ -295,12 +363,14 @@ def test_a_plain_def_under_an_async_hook_name_is_refused(hook: str) -> None:
         (
             {"before_model": lambda self: None},
             "'M.before_model' takes (), but before_model is called with (state, runtime); define "
-            "it as `def before_model(self, state, runtime)`.",
+            "it as `def before_model(self, state, runtime)` (it may also take config, writer and "
+            "store by name).",
         ),
         (
             {"after_agent": lambda self, state, runtime, extra: None},
             "'M.after_agent' takes (state, runtime, extra), but after_agent is called with "
-            "(state, runtime); define it as `def after_agent(self, state, runtime)`.",
+            "(state, runtime); define it as `def after_agent(self, state, runtime)` (it may also "
+            "take config, writer and store by name).",
         ),
     ],
 )

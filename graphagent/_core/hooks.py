@@ -7,7 +7,10 @@ import inspect
 import re
 import weakref
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
+
+from langgraph.config import get_config
 
 from graphagent.errors import MiddlewareError
 
@@ -59,56 +62,97 @@ def checked_hook(label: str, method: str, func: Callable[..., Any], *, bound: bo
     """``func``, to be called with the arguments of the hook method ``method``.
 
     Raises ``MiddlewareError`` when ``func`` is sync where the hook is async (or the reverse) or
-    cannot take the hook's arguments. A node hook that takes only ``state`` is accepted, as
-    LangChain passes ``runtime`` only to hooks that declare it; it comes back wrapped.
+    cannot take the hook's arguments. A node hook may, as in LangChain (where langgraph calls
+    them), take only ``state``, and may name any of ``config``, ``writer`` and ``store``, which
+    it then gets by keyword: the run's config, its stream writer and the agent's store. Such a
+    hook comes back wrapped, to be called as every node hook is: with state and runtime.
     ``bound``: ``func`` is a method (the fix shown includes ``self``).
     """
     function = getattr(func, "__func__", func)  # what a class's methods share
-    verdict = _FITTING.get(function, {}).get(method)
-    if verdict is None:
-        verdict = _verdict(label, method, func, bound=bound)
-        _FITTING.setdefault(function, {})[method] = verdict
-    return StateOnly(func) if verdict == _STATE_ONLY else func
+    fit = _FITTING.get(function, {}).get(method)
+    if fit is None:
+        fit = _fit(label, method, func, bound=bound)
+        _FITTING.setdefault(function, {})[method] = fit
+    return func if fit == _PLAIN_FIT else Adapted(func, fit.runtime, fit.extras)
 
 
-# The functions found fit, and how, by hook method: every agent built from one middleware class
-# checks its methods once (signatures are slow to read; 20 middleware have 80 methods).
-_FITTING: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
-_FITS, _STATE_ONLY = "fits", "state only"
+@dataclass(frozen=True, slots=True)
+class _Fit:
+    """How a function takes a hook's arguments."""
+
+    runtime: bool = True
+    """It takes the runtime after the state (node hooks may take the state alone)."""
+    extras: tuple[str, ...] = ()
+    """The keyword arguments of :data:`NODE_EXTRAS` it names."""
 
 
-def _verdict(label: str, method: str, func: Callable[..., Any], *, bound: bool) -> str:
+_PLAIN_FIT = _Fit()
+
+NODE_EXTRAS = ("config", "writer", "store")
+"""What a node hook gets by keyword when its signature names it, as langgraph gives a node."""
+
+# How the functions found take their arguments, by hook method: every agent built from one
+# middleware class checks its methods once (signatures are slow to read; 20 middleware have 80
+# methods).
+_FITTING: weakref.WeakKeyDictionary[Any, dict[str, _Fit]] = weakref.WeakKeyDictionary()
+
+
+def _fit(label: str, method: str, func: Callable[..., Any], *, bound: bool) -> _Fit:
     kind, asynchronous = _METHODS[method]
     _check_flavor(label, method, func, kind, asynchronous)
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError):  # a callable Python cannot introspect: trust it
-        return _FITS
+        return _PLAIN_FIT
     arguments = _arguments(kind)
-    if _takes(signature, len(arguments)):
-        return _FITS
-    if kind in NODE_HOOKS and _takes(signature, 1):
-        return _STATE_ONLY
+    if kind not in NODE_HOOKS:
+        if _takes(signature, len(arguments)):
+            return _PLAIN_FIT
+    else:
+        extras = _named_extras(signature)
+        for fit in (_Fit(True, extras), _Fit(False, extras)):
+            if _takes(signature, 2 if fit.runtime else 1, extras):
+                return fit
     called_with = ", ".join(arguments)
     args = f"self, {called_with}" if bound else called_with
     name = method if bound else getattr(func, "__name__", method)
     prefix = "async " if asynchronous else ""
+    may = " (it may also take config, writer and store by name)" if kind in NODE_HOOKS else ""
     raise MiddlewareError(
         f"{label} takes {_shown(signature)}, but {kind} is called with ({called_with}); "
-        f"define it as `{prefix}def {name}({args})`."
+        f"define it as `{prefix}def {name}({args})`{may}."
     )
 
 
-class StateOnly:
-    """A node hook that takes only ``state``, called as every hook is: with state and runtime."""
+def _named_extras(signature: inspect.Signature) -> tuple[str, ...]:
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    parameters = signature.parameters
+    return tuple(n for n in NODE_EXTRAS if n in parameters and parameters[n].kind in keyword)
 
-    __slots__ = ("func",)
 
-    def __init__(self, func: Callable[..., Any]) -> None:
-        self.func = func
+class Adapted:
+    """A node hook that takes other arguments than ``(state, runtime)``, called as every node
+    hook is: with state and runtime. It gets the runtime only if it takes it, and by keyword
+    the ``config``, ``writer`` and ``store`` it names."""
+
+    __slots__ = ("extras", "func", "runtime")
+
+    def __init__(self, func: Callable[..., Any], runtime: bool, extras: tuple[str, ...]) -> None:
+        self.func, self.runtime, self.extras = func, runtime, extras
 
     def __call__(self, state: Any, runtime: Any) -> Any:
-        return self.func(state)
+        named = {name: _extra(name, runtime) for name in self.extras}
+        if self.runtime:
+            return self.func(state, runtime, **named)
+        return self.func(state, **named)
+
+
+def _extra(name: str, runtime: Any) -> Any:
+    if name == "config":
+        return get_config()
+    if name == "writer":
+        return runtime.stream_writer
+    return runtime.store
 
 
 def near_hook(name: str) -> str | None:
@@ -180,9 +224,9 @@ def _flavor(func: Callable[..., Any]) -> str:
     return _PLAIN
 
 
-def _takes(signature: inspect.Signature, count: int) -> bool:
+def _takes(signature: inspect.Signature, count: int, keywords: Iterable[str] = ()) -> bool:
     try:
-        signature.bind(*range(count))
+        signature.bind(*range(count), **dict.fromkeys(keywords))
     except TypeError:
         return False
     return True

@@ -778,15 +778,30 @@ def test_the_review_runs_again_on_resume_but_the_model_does_not(how_call: str) -
 # -- checkpointers ---------------------------------------------------------------------------------
 
 
-def test_a_run_without_a_checkpointer_fails_before_anything_runs(how: str) -> None:
-    model = ScriptedChatModel([calls(EMAIL), "done"])
+def test_a_run_without_a_checkpointer_runs_until_a_review(
+    how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = ScriptedChatModel(["Nothing to send.", calls(EMAIL), "done"])
     hitl = HumanInTheLoopMiddleware({"send_email": True})
     agent = create_agent(model, TOOLS, middleware=[hitl])
 
-    with pytest.raises(MiddlewareError, match="needs a checkpointer, and this run has none"):
-        run_agent(agent, how, {"messages": ["go"]})
+    # As in LangChain: a run that reaches no review just runs.
+    with caplog.at_level("WARNING", logger="graphagent"):
+        quiet = run_agent(agent, how, {"messages": ["hello"]})
+    assert quiet["messages"][-1].content == "Nothing to send."
+    assert caplog.records == []
 
-    assert model.call_count == 0
+    # A review it reaches ends it with the interrupt, which nothing can resume: the log says so.
+    with caplog.at_level("WARNING", logger="graphagent"):
+        paused = run_agent(agent, how, {"messages": ["go"]})
+    [interrupted] = paused["__interrupt__"]
+    assert interrupted.value["action_requests"][0]["name"] == "send_email"
+    [record] = caplog.records
+    assert record.getMessage().startswith(
+        "HumanInTheLoopMiddleware: a review of send_email pauses this run, which has no "
+        "checkpointer, so it cannot be resumed"
+    )
+    assert RAN == []
 
 
 def test_a_subgraph_agent_uses_its_parents_checkpointer(how_call: str) -> None:
@@ -810,25 +825,35 @@ def test_a_subgraph_agent_uses_its_parents_checkpointer(how_call: str) -> None:
 # -- building ------------------------------------------------------------------------------------
 
 
-def test_interrupt_on_naming_a_tool_the_agent_lacks_fails_at_build_time() -> None:
-    hitl = HumanInTheLoopMiddleware({"send_mail": True, "delete_file": False})
+def test_interrupt_on_naming_a_tool_the_agent_lacks_is_noted_and_never_reviewed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One table may serve agents with different tools (deepagents passes one to its sub-agents).
+    hitl = HumanInTheLoopMiddleware({"send_mail": True, "send_email": True, "delete_file": False})
+    model = ScriptedChatModel([calls(READ), "read"])
 
-    with pytest.raises(MiddlewareError) as caught:
-        create_agent(ScriptedChatModel(["x"]), TOOLS, middleware=[hitl])
+    with caplog.at_level("INFO", logger="graphagent"):
+        agent = create_agent(model, [read_file], middleware=[hitl], checkpointer=InMemorySaver())
 
-    assert str(caught.value) == (
-        "HumanInTheLoopMiddleware: interrupt_on names ['send_mail'], which the agent does not "
-        "run; its tools are ['delete_file', 'read_file', 'send_email']. Fix the name or remove "
-        "the entry."
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "HumanInTheLoopMiddleware: interrupt_on names ['send_mail', 'send_email', "
+        "'delete_file'], which this agent does not run, so they are never reviewed here (its "
+        "tools are ['read_file'])"
     )
+    result = agent.invoke({"messages": ["go"]}, THREAD)
+    assert result["messages"][-1].content == "read"
+    assert "__interrupt__" not in result
 
 
-def test_a_provider_tool_cannot_be_reviewed() -> None:
+def test_a_provider_tool_cannot_be_reviewed(caplog: pytest.LogCaptureFixture) -> None:
     search = {"type": "web_search", "name": "web_search"}
     hitl = HumanInTheLoopMiddleware({"web_search": True})
 
-    with pytest.raises(MiddlewareError, match=r"\['web_search'\] run at the model provider"):
+    with caplog.at_level("INFO", logger="graphagent"):
         create_agent(ScriptedChatModel(["x"]), [read_file, search], middleware=[hitl])
+
+    assert "['web_search'] run at the model provider and cannot be reviewed" in caplog.text
 
 
 BAD_SETTINGS: dict[str, tuple[Any, dict[str, Any], str]] = {

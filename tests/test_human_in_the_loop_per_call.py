@@ -420,20 +420,30 @@ def test_bad_settings_fail_when_the_middleware_is_built(
         HumanInTheLoopMiddleware({"send_email": True}, **options)
 
 
-def test_per_call_mode_checks_the_agent_like_batched_mode() -> None:
+def test_per_call_mode_checks_the_agent_like_batched_mode(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     hitl = HumanInTheLoopMiddleware({"send_mail": True}, interrupt_mode="per_call")
-    with pytest.raises(MiddlewareError, match=r"interrupt_on names \['send_mail'\]"):
+    with caplog.at_level("INFO", logger="graphagent"):
         create_agent(ScriptedChatModel(["hi"]), [send_email], middleware=[hitl])
+    assert "interrupt_on names ['send_mail'], which this agent does not run" in caplog.text
 
 
-def test_a_run_without_a_checkpointer_fails_before_anything_runs(how_call: str) -> None:
+def test_a_run_without_a_checkpointer_ends_at_its_first_review(
+    how_call: str, caplog: pytest.LogCaptureFixture
+) -> None:
     model = ScriptedChatModel([calls(EMAIL), "done"])
     hitl = HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode="per_call")
     agent = create_agent(model, [send_email], middleware=[hitl])
 
-    with pytest.raises(MiddlewareError, match="needs a checkpointer"):
-        run_agent(agent, how_call, {"messages": ["go"]})
-    assert model.call_count == 0
+    with caplog.at_level("WARNING", logger="graphagent"):
+        paused = run_agent(agent, how_call, {"messages": ["go"]})
+
+    [interrupted] = paused["__interrupt__"]
+    assert interrupted.value["name"] == "send_email"
+    assert "pauses this run, which has no checkpointer, so it cannot be resumed" in caplog.text
+    assert model.call_count == 1
+    assert RAN == []
 
 
 @pytest.mark.parametrize(

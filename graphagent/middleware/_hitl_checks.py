@@ -4,6 +4,7 @@ starts, and a reviewer's answer (decisions, edited arguments) when a run resumes
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -28,6 +29,7 @@ from graphagent.middleware._hitl_types import (
 )
 
 OWNER = "HumanInTheLoopMiddleware"
+_log = logging.getLogger("graphagent")
 
 _STILL_OPEN = "Nothing ran; the review is still open, so resume again with corrected decisions."
 _ONE_DECISION = (
@@ -124,15 +126,21 @@ def _checked_config(name: str, config: Mapping[str, Any]) -> InterruptOnConfig:
     return cast("InterruptOnConfig", dict(config, allowed_decisions=list(dict.fromkeys(allowed))))
 
 
-def require_checkpointer() -> None:
+def warn_without_checkpointer(tools: Sequence[str]) -> None:
+    """Before a review pauses a run, say so on the ``graphagent`` logger if nothing can resume
+    it: the run then ends with the interrupt, as in LangChain, and stays unfinished."""
     # langgraph puts the saver a run persists to in the config of every task: the graph's own,
     # or the one a parent graph lends its subgraphs. Without one an interrupt can never resume.
-    if get_config().get(CONF, {}).get(CONFIG_KEY_CHECKPOINTER) is None:
-        raise MiddlewareError(
-            f"{OWNER} pauses runs for review, which needs a checkpointer, and this run has "
-            "none; pass create_agent(..., checkpointer=InMemorySaver()) (or another saver), "
-            "or run the agent inside a graph compiled with one."
-        )
+    if get_config().get(CONF, {}).get(CONFIG_KEY_CHECKPOINTER) is not None:
+        return
+    _log.warning(
+        "%s: a review of %s pauses this run, which has no checkpointer, so it cannot be "
+        "resumed: the run ends with the interrupt and Command(resume=...) cannot carry it on. "
+        "Pass create_agent(..., checkpointer=InMemorySaver()) (or another saver), or run the "
+        "agent inside a graph compiled with one.",
+        OWNER,
+        ", ".join(tools),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ invocation before anything happens, not the resume.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
@@ -75,10 +76,10 @@ from graphagent.middleware._hitl_checks import (
     checked_mode,
     checked_response,
     checked_text,
-    require_checkpointer,
     resolved_interrupt_on,
     response_json_schema,
     unwrapped,
+    warn_without_checkpointer,
 )
 from graphagent.middleware._hitl_per_call import (
     DEFAULT_EDIT_NOTICE,
@@ -110,6 +111,8 @@ from graphagent.middleware._hitl_types import (
 from graphagent.middleware.base import AgentFacts, ToolResult, running_agent
 from graphagent.state import ResponseT
 
+_log = logging.getLogger("graphagent")
+
 __all__ = [
     "Action",
     "ActionRequest",
@@ -136,7 +139,9 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
     """Pause the agent before calls of the tools in ``interrupt_on`` run, so a person can
     approve, edit, reject or answer them.
 
-    The agent needs a checkpointer (its own or a parent graph's). With
+    A review is resumed from a checkpoint, so the agent needs a checkpointer (its own or a
+    parent graph's); a review reached without one ends the run with the interrupt, as in
+    LangChain, and says so on the ``graphagent`` logger. With
     ``interrupt_mode="batched"`` the agent pauses once per model turn: the interrupt's value is
     a ``HITLRequest`` and the run resumes with ``Command(resume={"decisions": [...]})``, an
     ``HITLResponse``. With ``"per_call"`` it pauses once per reviewed call, as the call starts:
@@ -145,8 +150,9 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
 
     Args:
         interrupt_on: Maps a tool name to ``True`` (review, every decision allowed), ``False``
-            (no review) or an ``InterruptOnConfig``. A name the agent does not have fails when
-            the agent is built.
+            (no review) or an ``InterruptOnConfig``. A name the agent does not have is never
+            reviewed (one table may serve several agents); building the agent notes it on the
+            ``graphagent`` logger.
         description_prefix: The start of the default text shown to the reviewer for a call,
             followed by the tool's name and arguments.
         edit_notice: With ``"per_call"``, the text that opens the result of a call a reviewer
@@ -161,7 +167,7 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
 
     Raises:
         MiddlewareError: A malformed ``interrupt_on`` entry or an unknown ``interrupt_mode``;
-            when the agent is built, an unknown tool or ``checkpointer=False``.
+            when the agent is built, ``checkpointer=False``.
         UnknownArgumentError: A keyword argument this class does not take.
     """
 
@@ -188,8 +194,9 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         self._decided = DecidedCalls()
 
     def validate_agent(self, agent: AgentFacts) -> None:
-        """Every tool named in ``interrupt_on`` must be one the agent runs, and the agent must be
-        able to persist a paused run (a missing checkpointer is caught on the first run)."""
+        """The agent must be able to persist a paused run; tools of ``interrupt_on`` the agent
+        does not run are noted on the ``graphagent`` logger (one table may serve several
+        agents, as in LangChain)."""
         if agent.checkpointing_disabled:
             raise MiddlewareError(
                 f"{OWNER} needs a checkpointer to resume a review, but the agent was built with "
@@ -201,20 +208,17 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         if unknown:
             provider = sorted(set(unknown) & agent.tool_names)
             note = (
-                f" {provider} run at the model provider and cannot be reviewed." if provider else ""
+                f"; {provider} run at the model provider and cannot be reviewed" if provider else ""
             )
-            raise MiddlewareError(
-                f"{OWNER}: interrupt_on names {unknown}, which the agent does not run; its "
-                f"tools are {sorted(tools)}.{note} Fix the name or remove the entry."
+            _log.info(
+                "%s: interrupt_on names %s, which this agent does not run, so they are never "
+                "reviewed here (its tools are %s%s)",
+                OWNER,
+                unknown,
+                sorted(tools),
+                note,
             )
         self._tools = MappingProxyType(tools)
-
-    def before_agent(
-        self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
-        """Refuse to start a run that could pause but never resume."""
-        require_checkpointer()
-        return None
 
     def after_model(
         self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
@@ -300,6 +304,7 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             PlainValidator(partial(checked_response, reviews, self._edit_rules())),
             WithJsonSchema(response_json_schema(reviews)),
         ]
+        warn_without_checkpointer([r.action["name"] for r in reviews])
         try:
             response = interrupt(request, response_schema=cast("type[HITLResponse]", checked))
         except ValidationError as exc:
@@ -360,6 +365,7 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         check = partial(checked_decision, call, allowed, self._edit_rules(list(tools.values())))
         shape = self._shapes.get(allowed, call["name"], tool)
         checked = Annotated[Any, PlainValidator(check, json_schema_input_type=shape)]
+        warn_without_checkpointer([call["name"]])
         try:
             decision: Decision = interrupt(value, response_schema=cast("type[Decision]", checked))
         except ValidationError as exc:

@@ -47,12 +47,13 @@ class SiteDocstrings(griffe.Extension):
 
 def _built_callable(attribute: griffe.Attribute) -> Any:
     """What the attribute holds, if that is a callable object of graphagent's that was given a
-    docstring of its own when it was built (``before_model = _HookDecorator(...)``)."""
+    docstring of its own when it was built (``before_model = _hook_decorator(...)``)."""
     if not (attribute.is_public and isinstance(attribute.value, griffe.ExprCall)):
         return None
     value = getattr(importlib.import_module(attribute.module.path), attribute.name, None)
     kind = type(value)
-    ours = kind.__module__.startswith("graphagent") and callable(value)
+    home = getattr(value, "__module__", None) if callable(value) else None
+    ours = isinstance(home, str) and home.startswith("graphagent")
     return value if ours and value.__doc__ not in (None, kind.__doc__) else None
 
 

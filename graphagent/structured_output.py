@@ -28,6 +28,10 @@ from graphagent.errors import GraphAgentError, MiddlewareTypeError
 
 SchemaT = TypeVar("SchemaT", default=Any)
 
+SchemaKind: TypeAlias = Kind
+"""What a schema is made from: ``"pydantic"``, ``"dataclass"``, ``"typeddict"`` or
+``"json_schema"`` (LangChain's name)."""
+
 ErrorHandler: TypeAlias = (
     bool | str | type[Exception] | tuple[type[Exception], ...] | Callable[[Exception], str]
 )
@@ -39,6 +43,7 @@ __all__ = [
     "ProviderStrategy",
     "ProviderStrategyBinding",
     "ResponseFormat",
+    "SchemaKind",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolStrategy",

@@ -11,7 +11,7 @@ import contextlib
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Protocol, cast, overload
 
 from langchain_core.messages import SystemMessage
 
@@ -60,17 +60,8 @@ _SIGNATURE = inspect.signature(_signature)
 _DECORATOR_OPTIONS = tuple(_SIGNATURE.parameters)[1:]
 
 
-class _HookDecorator:
-    """One decorator per hook; all share this behaviour."""
-
-    def __init__(self, hook: str, doc: str) -> None:
-        self.hook = hook
-        self.__doc__ = doc + "\n" + _OPTIONS.format(hook=hook)
-        self.__name__ = hook
-        self.__signature__ = _SIGNATURE
-
-    def __repr__(self) -> str:
-        return f"<graphagent decorator @{self.hook}>"
+class HookDecorator(Protocol):
+    """What each hook decorator is: used bare (``@before_model``) or with options."""
 
     @overload
     def __call__(self, func: Callable[..., Any], /) -> AgentMiddleware: ...
@@ -88,25 +79,30 @@ class _HookDecorator:
         order: int = 0,
     ) -> Callable[[Callable[..., Any]], AgentMiddleware]: ...
 
-    def __call__(
-        self, func: Callable[..., Any] | None = None, /, **options: Any
+
+def _hook_decorator(hook: str, doc: str) -> HookDecorator:
+    """The decorator of ``hook``: a plain function, as LangChain's decorators are."""
+
+    def decorator(
+        func: Callable[..., Any] | None = None, /, **options: Any
     ) -> AgentMiddleware | Callable[[Callable[..., Any]], AgentMiddleware]:
-        refuse_unknown_options(f"@{self.hook}()", options, _DECORATOR_OPTIONS)
+        refuse_unknown_options(f"@{hook}()", options, _DECORATOR_OPTIONS)
         name: str | None = options.get("name")
         state_schema: type[Any] | None = options.get("state_schema")
         tools: Sequence[BaseTool] | None = options.get("tools")
         order: int = options.get("order", 0)
-        targets = self._check_targets(options.get("can_jump_to"))
+        targets = jump_targets(f"@{hook}", options.get("can_jump_to"), hook)
 
         def build(fn: Callable[..., Any]) -> AgentMiddleware:
-            hook = ("a" if _is_async(fn) else "") + self.hook
-            checked_hook(hook_label(name or fn.__name__, hook), hook, fn, bound=False)
+            method_name = ("a" if _is_async(fn) else "") + hook
+            label = hook_label(name or fn.__name__, method_name)
+            checked_hook(label, method_name, fn, bound=False)
             method = _as_method(fn)
             if targets:
                 method.__can_jump_to__ = list(targets)  # type: ignore[attr-defined]
             return middleware_from_methods(
                 name or fn.__name__,
-                {hook: method},
+                {method_name: method},
                 state_schema=state_schema,
                 tools=tools,
                 order=order,
@@ -116,8 +112,10 @@ class _HookDecorator:
 
         return build if func is None else build(func)
 
-    def _check_targets(self, can_jump_to: Sequence[JumpTo] | None) -> tuple[JumpTo, ...]:
-        return jump_targets(f"@{self.hook}", can_jump_to, self.hook)
+    decorator.__name__ = decorator.__qualname__ = hook
+    decorator.__doc__ = doc + "\n" + _OPTIONS.format(hook=hook)
+    decorator.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+    return cast(HookDecorator, decorator)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -170,32 +168,32 @@ def middleware_from_methods(
     return cls()  # type: ignore[no-any-return]
 
 
-before_agent = _HookDecorator(
+before_agent = _hook_decorator(
     "before_agent",
     "Run ``fn(state, runtime)`` once per invocation, first; it returns a state update or None.",
 )
-before_model = _HookDecorator(
+before_model = _hook_decorator(
     "before_model",
     "Run ``fn(state, runtime)`` before every model call; it returns a state update or None.",
 )
-after_model = _HookDecorator(
+after_model = _hook_decorator(
     "after_model",
     "Run ``fn(state, runtime)`` after every model call; it returns a state update or None.",
 )
-after_agent = _HookDecorator(
+after_agent = _hook_decorator(
     "after_agent",
     "Run ``fn(state, runtime)`` once per invocation, last; it returns a state update or None.",
 )
-wrap_model_call = _HookDecorator(
+wrap_model_call = _hook_decorator(
     "wrap_model_call",
     "Wrap every model call: ``fn(request, handler)`` calls ``handler(request)`` zero, one or "
     "more times and returns the response.",
 )
-wrap_tool_call = _HookDecorator(
+wrap_tool_call = _hook_decorator(
     "wrap_tool_call",
     "Wrap every tool call: ``fn(request, handler)`` returns a ``ToolMessage`` or a ``Command``.",
 )
-wrap_agent = _HookDecorator(
+wrap_agent = _hook_decorator(
     "wrap_agent",
     "Wrap every run with a generator ``fn(state, runtime)`` that yields once, where the run "
     "happens; async generators too.",

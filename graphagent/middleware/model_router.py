@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, NotRequired
 from langchain_core.decisions import Choice, ChoiceAnswer, Content
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from langgraph.typing import ContextT
 from pydantic import JsonValue
 
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
@@ -70,7 +69,8 @@ class RouterConfig:
 
 
 @refuse_unknown_arguments
-class ModelRouterMiddleware(ModelCallCore[ModelRouterState[ResponseT], ContextT, ResponseT]):
+# Not generic, as LangChain's is not (its type parameters are fixed here).
+class ModelRouterMiddleware(ModelCallCore[ModelRouterState[Any], Any, Any]):
     """Send each run's model calls to the model a decision model picks for the user's request.
 
     The latest user message is classified once per run, before anything else; the answer is
@@ -120,14 +120,12 @@ class ModelRouterMiddleware(ModelCallCore[ModelRouterState[ResponseT], ContextT,
         """Each route's model; reading this builds any model given as an id and not built yet."""
         return {route: model.model for route, model in self._models.items()}
 
-    def before_agent(
-        self, state: ModelRouterState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any]:
+    def before_agent(self, state: ModelRouterState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
         """Classify the latest user message and store the answer as ``model_route``."""
         return run_sync(self._route(SYNC, state), hook_label(self.name, "before_agent"))
 
     async def abefore_agent(
-        self, state: ModelRouterState[ResponseT], runtime: Runtime[ContextT]
+        self, state: ModelRouterState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any]:
         """Async twin of :meth:`before_agent`."""
         return await self._route(ASYNC, state)
@@ -140,7 +138,7 @@ class ModelRouterMiddleware(ModelCallCore[ModelRouterState[ResponseT], ContextT,
         return {"model_route": answer}
 
     async def _wrap_model_call(
-        self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
+        self, mode: Mode, request: ModelRequest[Any], handler: Callable[..., Any]
     ) -> ModelCallResult:
         """Call the model of this run's route (a model id is built off the event loop)."""
         model = await self._model_of(_chosen(self.name, request.state)).get(mode)

@@ -118,3 +118,17 @@ def test_a_middleware_over_a_subscripted_state_builds_and_runs() -> None:
     result = agent.invoke({"messages": [("user", "hello")]})
 
     assert result["note"] == "seen"
+
+
+def test_kinds_of_the_other_names_follow_langchain() -> None:
+    import inspect
+
+    import graphagent.middleware as middleware
+    import graphagent.structured_output as output
+
+    # The hook decorators are functions, as LangChain's are; its model router is not generic.
+    decorators = ("before_agent", "before_model", "after_model", "after_agent")
+    for name in (*decorators, "wrap_model_call", "wrap_tool_call", "dynamic_prompt"):
+        assert inspect.isfunction(getattr(middleware, name)), name
+    assert middleware.ModelRouterMiddleware.__parameters__ == ()
+    assert get_args(output.SchemaKind) == ("pydantic", "dataclass", "typeddict", "json_schema")

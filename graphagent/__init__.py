@@ -1,6 +1,7 @@
 """graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
 
 from graphagent import _version
+from graphagent._as_langchain import install_as_langchain
 from graphagent.agent import AgentRuntime, CompiledAgent
 from graphagent.composition import as_tool
 from graphagent.errors import (
@@ -10,6 +11,7 @@ from graphagent.errors import (
     GraphAgentError,
     HooklessMiddlewareWarning,
     HookReturnError,
+    LangChainImportedError,
     MalformedToolCallError,
     MiddlewareError,
     MisnamedHookWarning,
@@ -37,6 +39,7 @@ __all__ = [
     "GraphAgentError",
     "HookReturnError",
     "HooklessMiddlewareWarning",
+    "LangChainImportedError",
     "MalformedToolCallError",
     "MiddlewareError",
     "MisnamedHookWarning",
@@ -50,4 +53,5 @@ __all__ = [
     "create_agent",
     "explain",
     "init_chat_model",
+    "install_as_langchain",
 ]

@@ -41,6 +41,11 @@ class MisnamedHookWarning(UserWarning):
     (``before_tool``, ``on_model_end``), which therefore never runs."""
 
 
+class LangChainImportedError(GraphAgentError, RuntimeError):
+    """``install_as_langchain()`` was called after LangChain's own ``langchain.agents`` (or
+    ``langchain.chat_models``) was imported, too late to stand in for it."""
+
+
 class HooklessMiddlewareWarning(UserWarning):
     """Deprecated, no longer emitted: a middleware that defines no hook, tool or state is noted
     on the ``graphagent`` logger instead, as LangChain takes one without a word. Kept so that

@@ -56,6 +56,7 @@ ALIASES: tuple[Alias, ...] = (
     Alias("langchain.agents.factory", "graphagent.factory"),
     Alias("langchain.agents.middleware", "graphagent.middleware", children=True),
     Alias("langchain.agents.structured_output", "graphagent.structured_output"),
+    Alias("langchain.agents._subagent_transformer", "graphagent._core.subagents"),
     Alias("langchain.chat_models", "graphagent.models"),
     Alias("langchain.mcp", "graphagent.mcp", children=True),
     Alias("langchain", "graphagent._langchain", fallback=True),

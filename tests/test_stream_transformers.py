@@ -1,5 +1,6 @@
 """Stream transformers for LangGraph's experimental v3 event protocol
-(``stream_events(version="v3")``): langgraph's ``ToolCallTransformer`` by default, then those the
+(``stream_events(version="v3")``): langgraph's ``ToolCallTransformer`` and the
+``SubagentTransformer`` (``run.subagents``) by default, then those the
 middleware declare, then ``create_agent(transformers=...)``, each once; bad ones are refused
 when the agent is built."""
 
@@ -9,6 +10,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
 from langgraph.stream._types import StreamTransformer
 from langgraph.stream.stream_channel import StreamChannel
 
@@ -19,7 +21,7 @@ from graphagent.middleware.internal_call_transformer import (
     internal_call_config,
     internal_call_metadata,
 )
-from graphagent.testing import ScriptedChatModel, calls
+from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.tools import add
 
 QUESTION = {"messages": ["What is 1 + 2?"]}
@@ -146,3 +148,53 @@ def test_internal_call_config_keeps_a_call_out_of_the_messages_stream() -> None:
     streamed = [chunk.text for chunk, _ in agent.stream(QUESTION, stream_mode="messages")]
 
     assert "".join(streamed) == "3"
+
+
+# -- run.subagents -----------------------------------------------------------------------------
+
+
+def supervisor(name: str | None, own_name: str | None = "boss") -> Any:
+    """A supervisor whose ``ask_expert`` tool runs a nested agent, named ``name`` (or not)."""
+    expert = create_agent(ScriptedChatModel(["sunny"]), name=name)
+
+    @tool
+    def ask_expert(question: str) -> str:
+        """Ask the expert."""
+        return str(expert.invoke({"messages": [question]})["messages"][-1].text)
+
+    ask = tool_call("ask_expert", {"question": "weather?"}, id="c-ask")
+    model = ScriptedChatModel([calls(ask), "done"])
+    return create_agent(model, [ask_expert], name=own_name)
+
+
+def test_a_named_agent_run_inside_a_tool_is_on_run_subagents() -> None:
+    run = supervisor("weather").stream_events(QUESTION, version="v3")
+
+    seen = [(handle, list(handle.values)) for handle in run.subagents]
+
+    [(handle, values)] = seen
+    assert (handle.name, handle.cause) == ("weather", {"type": "toolCall", "tool_call_id": "c-ask"})
+    assert [m.text for m in values[-1]["messages"]] == ["weather?", "sunny"]
+    assert handle.status == "completed"
+    assert run.output["messages"][-1].text == "done"
+
+
+def test_a_run_without_agent_names_has_no_subagents() -> None:
+    # A nested run inherits the name of the agent it runs in, so it shows under that name, as in
+    # LangChain; without any name there is no agent to show.
+    run = supervisor(None, own_name=None).stream_events(QUESTION, version="v3")
+
+    assert list(run.subagents) == []
+    assert run.output["messages"][-1].text == "done"
+
+
+def test_async_runs_show_subagents_too() -> None:
+    async def names() -> list[tuple[str | None, str]]:
+        run = await supervisor("weather").astream_events(QUESTION, version="v3")
+        found = []
+        async for handle in run.subagents:
+            values = [value async for value in handle.values]
+            found.append((handle.name, values[-1]["messages"][-1].text))
+        return found
+
+    assert asyncio.run(asyncio.wait_for(names(), 30)) == [("weather", "sunny")]

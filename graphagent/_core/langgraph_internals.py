@@ -13,6 +13,9 @@
   is newer than the oldest langgraph graphagent supports).
 - ``INTERRUPT``: the key of interrupts in langgraph's outputs (langgraph keeps its constant
   private).
+- ``child_mux``: the event pipeline of a nested run, for the ``run.subagents`` handles
+  (``_core/subagents.py`` extends langgraph's ``SubgraphTransformer`` through the hooks it
+  documents for subclasses; building a child pipeline has no public way).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "STREAM_CLOSED",
     "InlineToolNode",
     "RunnableCallable",
+    "child_mux",
     "closed_stream",
     "is_control_flow",
     "is_interrupt_id",
@@ -196,3 +200,14 @@ def is_control_flow(error: BaseException) -> bool:
     input that cannot reach the model (retrying sends it again)."""
     never_retried = GraphBubbleUp | GraphRecursionError | AgentInputError
     return isinstance(error, never_retried) or is_invalid_resume(error)
+
+
+def child_mux(mux: Any, scope: tuple[str, ...]) -> Any:
+    """A new event pipeline for the nested run at ``scope`` under ``mux``, as langgraph builds
+    one for each ``run.subgraphs`` handle; ``None`` when ``mux`` cannot make one."""
+    if mux is None:
+        return None
+    try:
+        return mux._make_child(scope)
+    except RuntimeError:  # a mux built from ready transformers, not factories
+        return None

@@ -82,9 +82,12 @@ $(DEMO_STAMP): pyproject.toml
 	$(PY) -m pip install -q -e .
 	touch $@
 
-$(TEST_STAMP): pyproject.toml
+# The libraries tests/ecosystem runs on graphagent require `langchain`, which must never be in
+# this venv: they come without their requirements (the test extra has the others they need).
+$(TEST_STAMP): pyproject.toml tests/ecosystem/requirements.txt
 	@$(call venv,$(VENV))
 	$(PY) -m pip install -q -e ".[test,docs]"
+	$(PY) -m pip install -q --no-deps -r tests/ecosystem/requirements.txt
 	touch $@ $(DEMO_STAMP)
 
 $(VENV)/.installed-notebooks: pyproject.toml

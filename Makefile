@@ -53,7 +53,8 @@ docs: $(TEST_STAMP)
 	$(VENV)/bin/mkdocs serve
 
 # Build the sdist and, from it, the wheel; install the wheel alone into a fresh venv and run the
-# demo and the README's first example there, outside the source tree (so nothing imports it).
+# demo and the README's first example there, outside the source tree (so nothing imports it),
+# then check that the wheel's .pth file installs graphagent as langchain when asked to.
 check-wheel: $(TEST_STAMP)
 	rm -rf dist $(WHEEL_VENV)
 	$(PY) -m build --outdir dist .
@@ -63,6 +64,7 @@ check-wheel: $(TEST_STAMP)
 	cd $(WHEEL_VENV) && bin/python -c 'import graphagent; print(graphagent.__version__, graphagent.__file__)'
 	cd $(WHEEL_VENV) && bin/python -m graphagent.demo
 	cd $(WHEEL_VENV) && bin/python readme_example.py
+	cd $(WHEEL_VENV) && GRAPHAGENT_AS_LANGCHAIN=1 bin/python -c 'import langchain.agents as a, graphagent as g; assert a is g, a; print("GRAPHAGENT_AS_LANGCHAIN: the wheel installs graphagent as langchain")'
 
 # Runs every notebook and writes its outputs back into it (commit them: they read well on the web).
 notebooks: $(TEST_STAMP)

@@ -327,3 +327,33 @@ def test_permissions_deny_a_write(deepagents: ModuleType) -> None:
 
     assert "/secrets/key" not in result.get("files", {})
     assert tool_answers(result) == ["Error: permission denied for write on /secrets/key"]
+
+
+def test_a_permission_that_interrupts_reviews_only_the_paths_it_names(
+    deepagents: ModuleType, how_call: str
+) -> None:
+    # deepagents turns it into an InterruptOnConfig whose `when` predicate reads the path.
+    rule = deepagents.FilesystemPermission(
+        operations=["write"], paths=["/secrets/**"], mode="interrupt"
+    )
+    model = ScriptedChatModel(
+        [
+            calls(("write_file", {"file_path": "/open.txt", "content": "o"})),
+            calls(("write_file", {"file_path": "/secrets/key", "content": "k"})),
+            "ok",
+        ]
+    )
+    agent = deepagents.create_deep_agent(
+        model=model, permissions=[rule], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": f"permission-{how_call}"}}
+
+    paused = run_agent(agent, how_call, GO, config=config)
+    [interrupt] = paused["__interrupt__"]
+    assert interrupt.value["action_requests"][0]["args"]["file_path"] == "/secrets/key"
+    assert "/open.txt" in paused["files"]
+
+    decision = {"type": "reject", "message": "Keep it out."}
+    result = run_agent(agent, how_call, Command(resume={"decisions": [decision]}), config=config)
+    assert "/secrets/key" not in result["files"]
+    assert "Keep it out." in tool_answers(result)[-1]

@@ -78,15 +78,15 @@ notebooks-lab: $(VENV)/.installed-notebooks
 bench: $(BENCH)/.installed
 	$(BENCH)/bin/python -m bench
 
-# Re-install only when pyproject.toml changes (or the venv is gone).
-$(DEMO_STAMP): pyproject.toml
+# Re-install only when pyproject.toml or graphagent_as_langchain.pth changes (or the venv is gone).
+$(DEMO_STAMP): pyproject.toml graphagent_as_langchain.pth
 	@$(call venv,$(VENV))
 	$(PY) -m pip install -q -e .
 	touch $@
 
 # The libraries tests/ecosystem runs on graphagent require `langchain`, which must never be in
 # this venv: they come without their requirements (the test extra has the others they need).
-$(TEST_STAMP): pyproject.toml tests/ecosystem/requirements.txt
+$(TEST_STAMP): pyproject.toml tests/ecosystem/requirements.txt graphagent_as_langchain.pth
 	@$(call venv,$(VENV))
 	$(PY) -m pip install -q -e ".[test,docs]"
 	$(PY) -m pip install -q --no-deps -r tests/ecosystem/requirements.txt

@@ -1,7 +1,7 @@
 """graphagent: LLM agents compiled to LangGraph graphs, extended by middleware."""
 
 from graphagent import _version
-from graphagent._as_langchain import install_as_langchain
+from graphagent._langchain.install import install_as_langchain
 from graphagent.agent import AgentRuntime, CompiledAgent
 from graphagent.composition import as_tool
 from graphagent.errors import (

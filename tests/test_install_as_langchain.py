@@ -146,7 +146,7 @@ def test_installing_twice_changes_nothing() -> None:
         """
         import sys
         import graphagent
-        from graphagent._as_langchain import LangChainFinder
+        from graphagent._langchain.install import LangChainFinder
         graphagent.install_as_langchain()
         import langchain.agents
         graphagent.install_as_langchain()

@@ -12,8 +12,8 @@ name.
 
 The LangChain modules graphagent does not re-implement (``langchain.messages``,
 ``langchain.tools``, ...) are left to the installed ``langchain`` package when there is one;
-without it they resolve to ``graphagent._langchain``, which re-exports what LangChain re-exports
-from langchain-core and langgraph.
+without it they resolve to the stand-in package next to this module, which re-exports what
+LangChain re-exports from langchain-core and langgraph.
 """
 
 from __future__ import annotations
@@ -59,11 +59,11 @@ ALIASES: tuple[Alias, ...] = (
     Alias("langchain.agents._subagent_transformer", "graphagent._core.subagents"),
     Alias("langchain.chat_models", "graphagent.models"),
     Alias("langchain.mcp", "graphagent.mcp", children=True),
-    Alias("langchain", "graphagent._langchain", fallback=True),
-    Alias("langchain.messages", "graphagent._langchain.messages", fallback=True),
-    Alias("langchain.tools", "graphagent._langchain.tools", children=True, fallback=True),
-    Alias("langchain.embeddings", "graphagent._langchain.embeddings", fallback=True),
-    Alias("langchain.rate_limiters", "graphagent._langchain.rate_limiters", fallback=True),
+    Alias("langchain", "graphagent._langchain.stand_in", fallback=True),
+    Alias("langchain.messages", "graphagent._langchain.stand_in.messages", fallback=True),
+    Alias("langchain.tools", "graphagent._langchain.stand_in.tools", children=True, fallback=True),
+    Alias("langchain.embeddings", "graphagent._langchain.stand_in.embeddings", fallback=True),
+    Alias("langchain.rate_limiters", "graphagent._langchain.stand_in.rate_limiters", fallback=True),
 )
 """What stands in for what. An alias whose graphagent module does not exist (``graphagent.mcp``
 in a version without it) is no alias: the real ``langchain`` module is used, where installed."""

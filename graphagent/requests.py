@@ -1,9 +1,10 @@
-"""The immutable records of ``wrap_model_call``: request, response, extended response."""
+"""The records of ``wrap_model_call``: request, response, extended response."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias
 
@@ -11,7 +12,6 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMe
 from langgraph.types import Command
 from langgraph.typing import ContextT
 
-from graphagent._core.deprecated import warn_deprecated
 from graphagent._core.options import refuse_unknown_arguments, unknown_argument_message
 from graphagent.errors import MiddlewareTypeError, UnknownArgumentError
 from graphagent.state import ResponseT
@@ -22,9 +22,13 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ModelRequest(Generic[ContextT]):
-    """Everything one model call is made from. Change it with :meth:`override`, never in place."""
+    """Everything one model call is made from. Change it with :meth:`override`.
+
+    Assigning an attribute still works, as in LangChain, with a :class:`RequestAssignmentWarning`
+    (a ``DeprecationWarning``); turn that warning into an error to keep requests unchanged.
+    """
 
     model: BaseChatModel
     """The chat model to call. When it is a ``ConfigurableChatModel`` (the agent's model from
@@ -41,7 +45,7 @@ class ModelRequest(Generic[ContextT]):
     """The tools offered to the model for this call."""
     response_format: Any | None = None
     """The structured-output strategy of this call, if any."""
-    state: Any = field(default_factory=dict)
+    state: Any = field(default_factory=lambda: {"messages": []})
     """The agent state when the call was made (read it; hooks change state by returning
     updates)."""
     runtime: Runtime[ContextT] | None = None
@@ -67,19 +71,29 @@ _FIELD_ORDER = tuple(f.name for f in dataclasses.fields(ModelRequest))
 _REQUEST_FIELDS = frozenset(_FIELD_ORDER)
 
 
-def _refuse_both(where: str, changes: dict[str, Any]) -> None:
-    if "system_prompt" in changes and "system_message" in changes:
-        # A TypeError, as before, and the ValueError LangChain raises, in its words.
-        raise MiddlewareTypeError(
-            "Cannot specify both system_prompt and system_message: "
-            f"{where} takes system_prompt or system_message, not both"
-        )
+class RequestAssignmentWarning(DeprecationWarning):
+    """Assigning an attribute of a ``ModelRequest``, which LangChain deprecates.
+
+    A request is shared by every attempt of a retry or fallback layer: a change made in place is
+    seen by all of them. Make this warning an error to refuse such changes::
+
+        warnings.filterwarnings("error", category=RequestAssignmentWarning)
+    """
+
+
+def _refuse_both(where: str) -> None:
+    # A TypeError, as before, and the ValueError LangChain raises, in its words.
+    raise MiddlewareTypeError(
+        "Cannot specify both system_prompt and system_message: "
+        f"{where} takes system_prompt or system_message, not both"
+    )
 
 
 def _system_prompt_to_message(where: str, changes: dict[str, Any]) -> None:
     """Turn a ``system_prompt`` in ``changes`` into the ``system_message`` it stands for."""
     if "system_prompt" in changes:
-        _refuse_both(where, changes)
+        if "system_message" in changes:
+            _refuse_both(where)
         prompt = changes.pop("system_prompt")
         changes["system_message"] = None if prompt is None else SystemMessage(prompt)
 
@@ -89,14 +103,17 @@ _build_request = ModelRequest.__init__
 
 @functools.wraps(_build_request)
 def _init_request(request: ModelRequest[Any], *args: Any, **fields: Any) -> None:
-    """The dataclass ``__init__``, also taking LangChain's deprecated ``system_prompt=``."""
+    """The dataclass ``__init__``, also taking LangChain's ``system_prompt=``.
+
+    As in LangChain, ``None`` for either of ``system_prompt`` and ``system_message`` is the same
+    as leaving it out, and only both given is an error.
+    """
     _refuse_unknown_fields("ModelRequest", fields)
-    if "system_prompt" in fields and fields["system_prompt"] is None:
-        del fields["system_prompt"]  # LangChain's default: the same as leaving it out
-    if "system_prompt" in fields:
-        _refuse_both("ModelRequest()", fields)  # before the warning, as LangChain does
-        warn_deprecated("ModelRequest", "system_prompt=", "system_message=SystemMessage(...)")
-        _system_prompt_to_message("ModelRequest()", fields)
+    prompt = fields.pop("system_prompt", None)
+    if prompt is not None:
+        if fields.get("system_message") is not None:
+            _refuse_both("ModelRequest()")
+        fields["system_message"] = SystemMessage(prompt)
     _build_request(request, *args, **fields)
 
 
@@ -107,35 +124,31 @@ def _refuse_unknown_fields(where: str, fields: dict[str, Any]) -> None:
             raise UnknownArgumentError(unknown_argument_message(where, name, valid))
 
 
-def _refuse_assignment(request: ModelRequest[Any], name: str, value: Any) -> None:
-    """Assigning to a request raises ``FrozenInstanceError`` with a note pointing to ``override``.
+def _assign(request: ModelRequest[Any], name: str, value: Any) -> None:
+    """Assigning to a request works, with LangChain's ``DeprecationWarning`` pointing to
+    ``override``; ``request.system_prompt = text`` replaces the system message.
 
-    The one exception is LangChain's deprecated ``request.system_prompt = text``, which it still
-    takes: it warns and replaces the system message in place.
-
-    Set after the class is made: ``dataclass(frozen=True)`` refuses a ``__setattr__`` of the
-    class's own, and its generated one raises a bare ``TypeError`` for non-fields (slots=True).
+    Set after the class is made: ``dataclass(frozen=True)``, whose ``__init__`` and ``replace``
+    set fields without this method, refuses a ``__setattr__`` of the class's own.
     """
-    if name == "system_prompt":
-        warn_deprecated(
-            "ModelRequest",
-            "assigning request.system_prompt",
-            "request.override(system_message=SystemMessage(...)), passed to the handler",
-        )
-        message = None if value is None else SystemMessage(value)
-        object.__setattr__(request, "system_message", message)
+    if name.startswith("__") and name.endswith("__"):
+        # Python's own bookkeeping, such as the __orig_class__ of ModelRequest[Context](...).
+        object.__setattr__(request, name, value)
         return
-    error = dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-    change = name if name in _REQUEST_FIELDS else "field"
-    error.add_note(
-        f"graphagent: a ModelRequest cannot change; request.override({change}=...) returns a "
-        "changed copy: pass that to the handler."
+    change = "system_message=SystemMessage(...)" if name == "system_prompt" else f"{name}=..."
+    warnings.warn(
+        f"Direct attribute assignment to ModelRequest.{name} is deprecated: "
+        f"request.override({change}) returns a changed copy; pass that to the handler.",
+        RequestAssignmentWarning,
+        stacklevel=2,
     )
-    raise error
+    if name == "system_prompt":
+        name, value = "system_message", None if value is None else SystemMessage(value)
+    object.__setattr__(request, name, value)
 
 
 ModelRequest.__init__ = _init_request  # type: ignore[method-assign,assignment]
-ModelRequest.__setattr__ = _refuse_assignment  # type: ignore[method-assign,assignment]
+ModelRequest.__setattr__ = _assign  # type: ignore[method-assign,assignment]
 
 
 @refuse_unknown_arguments

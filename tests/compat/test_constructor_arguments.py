@@ -245,7 +245,6 @@ VALUES: dict[tuple[str, str], Any] = {
 }
 # LangChain's deprecated keywords: taken with a DeprecationWarning naming the replacement.
 DEPRECATED = {
-    ("ModelRequest", "system_prompt"): "system_message=",
     ("SummarizationMiddleware", "max_tokens_before_summary"): "trigger=",
     ("SummarizationMiddleware", "messages_to_keep"): "keep=",
 }

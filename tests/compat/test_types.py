@@ -1,36 +1,50 @@
-"""LangChain 1.5's ``langchain.agents.middleware.types``: the deprecated ``system_prompt=``
-argument and ``request.system_prompt = ...`` assignment of ``ModelRequest`` still work, with a
-warning, while assigning any other field stays an error (graphagent's requests are frozen); and a
-hook defined only as ``async def`` and reached by ``invoke`` raises ``NotImplementedError``, so
-``except NotImplementedError`` clauses written for LangChain keep catching
-``AsyncOnlyHookError``."""
+"""LangChain 1.5.2's ``langchain.agents.middleware.types``: ``ModelRequest`` takes
+``system_prompt=`` without a warning, treats ``None`` for either prompt argument as left out, and
+assigning any attribute works with a ``DeprecationWarning`` in LangChain's words (a
+``RequestAssignmentWarning``, which a caller may turn into an error); building a request hides no
+other thread's warnings, and ``override()`` emits none. A hook defined only as ``async def`` and
+reached by ``invoke`` raises ``NotImplementedError``, so ``except NotImplementedError`` clauses
+written for LangChain keep catching ``AsyncOnlyHookError``."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import threading
+import warnings
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphagent import AsyncOnlyHookError, create_agent
 from graphagent.middleware import AgentMiddleware, ModelRequest, ModelResponse, wrap_model_call
+from graphagent.requests import RequestAssignmentWarning
 from graphagent.testing import ScriptedChatModel
 from tests.conftest import run_agent
 
 Handler = Callable[[ModelRequest], ModelResponse]
 
 
-def test_system_prompt_builds_the_system_message() -> None:
+@pytest.mark.parametrize("message", ["left out", None])
+def test_system_prompt_builds_the_system_message_without_a_warning(message: str | None) -> None:
     model = ScriptedChatModel(["x"])
+    given = {} if message == "left out" else {"system_message": None}
 
-    with pytest.warns(DeprecationWarning, match=r"system_prompt= is deprecated.*system_message="):
-        request = ModelRequest(model=model, messages=[], system_prompt="Be brief.")  # type: ignore[call-arg]
+    request = ModelRequest(model=model, messages=[], system_prompt="Be brief.", **given)  # type: ignore[call-arg]
 
     assert request.system_message == SystemMessage("Be brief.")
     assert request.system_prompt == "Be brief."
+
+
+def test_a_request_built_from_the_required_fields_has_langchains_defaults() -> None:
+    request = ModelRequest(model=ScriptedChatModel(["x"]), messages=[])
+
+    assert request.system_message is None
+    assert (request.tools, request.model_settings) == ([], {})
+    assert request.state == {"messages": []}
+    assert (request.tool_choice, request.response_format, request.runtime) == (None, None, None)
 
 
 def test_system_prompt_and_system_message_together_are_refused() -> None:
@@ -61,7 +75,10 @@ def test_assigning_system_prompt_changes_what_the_model_sees(
     model = ScriptedChatModel(["oui"])
     agent = create_agent(model, system_prompt="Answer in English.", middleware=[french])
 
-    with pytest.warns(DeprecationWarning, match=r"assigning request.system_prompt is deprecated"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"^Direct attribute assignment to ModelRequest.system_prompt is deprecated",
+    ):
         run_agent(agent, how_call, {"messages": ["hello"]})
 
     first = model.calls[0].messages[0]
@@ -71,11 +88,81 @@ def test_assigning_system_prompt_changes_what_the_model_sees(
         assert (first.type, first.text) == ("system", prompt)
 
 
-def test_assigning_another_field_is_still_an_error() -> None:
+@pytest.mark.parametrize("field", ["model", "messages", "tools"])
+def test_assigning_a_field_works_with_a_deprecation_warning(how_call: str, field: str) -> None:
+    replacement: dict[str, Any] = {
+        "model": ScriptedChatModel(["from the new model"]),
+        "messages": [HumanMessage("replaced")],
+        "tools": [],
+    }
+
+    @wrap_model_call
+    def assign(request: ModelRequest, handler: Handler) -> Any:
+        setattr(request, field, replacement[field])
+        assert getattr(request, field) is replacement[field]
+        return handler(request)
+
+    model = ScriptedChatModel(["from the agent's model"])
+    agent = create_agent(model, middleware=[assign])
+
+    with pytest.warns(RequestAssignmentWarning) as caught:
+        result = run_agent(agent, how_call, {"messages": ["hello"]})
+
+    assert issubclass(caught[0].category, DeprecationWarning)
+    assert str(caught[0].message).startswith(
+        f"Direct attribute assignment to ModelRequest.{field} is deprecated"
+    )
+    assert f"request.override({field}=...)" in str(caught[0].message)
+    assert caught[0].filename == __file__, "the warning points at the assignment"
+    if field == "model":
+        assert result["messages"][-1].content == "from the new model"
+    if field == "messages":
+        assert [m.content for m in model.calls[0].messages] == ["replaced"]
+
+
+def test_the_warning_made_an_error_keeps_the_request_unchanged() -> None:
     request = ModelRequest(model=ScriptedChatModel(["x"]), messages=[])
 
-    with pytest.raises(dataclasses.FrozenInstanceError, match="'tools'"):
-        request.tools = []  # type: ignore[misc]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RequestAssignmentWarning)
+        with pytest.raises(RequestAssignmentWarning):
+            request.messages = [HumanMessage("changed")]  # type: ignore[misc]
+
+    assert request.messages == []
+
+
+def test_override_emits_no_warning() -> None:
+    request = ModelRequest(model=ScriptedChatModel(["x"]), messages=[])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        changed = request.override(system_prompt="Be brief.", tools=[])
+
+    assert changed.system_prompt == "Be brief."
+    assert request.system_message is None
+
+
+def test_building_a_request_hides_no_other_threads_warnings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The request is held half-built (inside its __init__) while this thread warns.
+    building, resume = threading.Event(), threading.Event()
+
+    def hold(request: ModelRequest, value: Any) -> None:
+        building.set()
+        assert resume.wait(timeout=10)
+        request.__dict__["model"] = value
+
+    monkeypatch.setattr(ModelRequest, "model", property(fset=hold), raising=False)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        built = pool.submit(ModelRequest, model=ScriptedChatModel(["x"]), messages=[])
+        try:
+            assert building.wait(timeout=10)
+            with pytest.warns(DeprecationWarning, match="from another thread"):
+                warnings.warn("from another thread", DeprecationWarning, stacklevel=1)
+        finally:
+            resume.set()
+        built.result(timeout=10)
 
 
 # --- async-only hooks under invoke --------------------------------------------------------
@@ -118,3 +205,19 @@ def test_system_prompt_none_is_the_same_as_leaving_it_out() -> None:
     )
 
     assert request.system_message == message
+
+
+def test_system_message_none_is_the_same_as_leaving_it_out() -> None:
+    request = ModelRequest(  # type: ignore[call-arg]
+        model=ScriptedChatModel(["x"]), messages=[], system_prompt="Be kind.", system_message=None
+    )
+
+    assert request.system_message == SystemMessage("Be kind.")
+
+
+def test_a_request_built_through_a_subscripted_class_warns_nothing() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        request = ModelRequest[None](model=ScriptedChatModel(["x"]), messages=[])
+
+    assert request.messages == []

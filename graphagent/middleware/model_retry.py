@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
 from langgraph.typing import ContextT
 
 from graphagent._core.bridge import Mode
@@ -76,6 +77,7 @@ class ModelRetryMiddleware(RetryOptions, ModelCallCore[AgentState[Any], ContextT
             max_delay=max_delay,
             jitter=jitter,
         )
+        self.tools: list[BaseTool] = []  # a list of its own, as LangChain's has: it adds no tools
 
     async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]

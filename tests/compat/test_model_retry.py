@@ -60,7 +60,8 @@ def test_defaults() -> None:
     assert (retry.backoff_factor, retry.initial_delay, retry.max_delay) == (2.0, 1.0, 60.0)
     assert retry.jitter is True
     assert callable(retry.retry_on)
-    assert list(retry.tools) == []
+    assert retry.tools == []
+    assert retry.tools is not ModelRetryMiddleware().tools, "each instance has a list of its own"
     assert retry.name == "ModelRetryMiddleware"
 
 

@@ -95,9 +95,10 @@ def test_content_blocks_of_the_system_message_are_kept() -> None:
     ]
 
 
-def test_the_current_list_is_shown_to_the_model_before_each_call(how_call: str) -> None:
+def test_with_reminder_the_list_is_shown_to_the_model_before_each_call(how_call: str) -> None:
     model = ScriptedChatModel([write(PLAN), "Sales grew 12%."])
-    agent = create_agent(model, system_prompt="Be exact.", middleware=[TodoListMiddleware()])
+    todo = TodoListMiddleware(reminder=True)
+    agent = create_agent(model, system_prompt="Be exact.", middleware=[todo])
 
     result = run_agent(agent, how_call, QUESTION)
 
@@ -107,9 +108,10 @@ def test_the_current_list_is_shown_to_the_model_before_each_call(how_call: str) 
     assert not any(REMINDER in str(m.content) for m in result["messages"])
 
 
-def test_reminder_false_shows_no_list(how_call: str) -> None:
+@pytest.mark.parametrize("given", [{}, {"reminder": False}], ids=["default", "reminder=False"])
+def test_by_default_no_list_is_shown(how_call: str, given: dict[str, Any]) -> None:
     model = ScriptedChatModel([write(PLAN), "Sales grew 12%."])
-    agent = create_agent(model, middleware=[TodoListMiddleware(reminder=False)])
+    agent = create_agent(model, middleware=[TodoListMiddleware(**given)])
 
     result = run_agent(agent, how_call, QUESTION)
 
@@ -119,7 +121,7 @@ def test_reminder_false_shows_no_list(how_call: str) -> None:
 
 def test_an_empty_list_gives_no_reminder() -> None:
     model = ScriptedChatModel([write(PLAN), write([]), "Done."])
-    result = create_agent(model, middleware=[TodoListMiddleware()]).invoke(QUESTION)
+    result = create_agent(model, middleware=[TodoListMiddleware(reminder=True)]).invoke(QUESTION)
 
     assert result["todos"] == []
     assert REMINDER in system_text(model.calls[1])
@@ -128,7 +130,8 @@ def test_an_empty_list_gives_no_reminder() -> None:
 
 def test_the_list_is_thread_state_kept_by_the_checkpointer(how_call: str) -> None:
     model = ScriptedChatModel([write(PLAN), "Working on it.", "Still on it."])
-    agent = create_agent(model, middleware=[TodoListMiddleware()], checkpointer=InMemorySaver())
+    todo = TodoListMiddleware(reminder=True)
+    agent = create_agent(model, middleware=[todo], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t1"}}
 
     run_agent(agent, how_call, QUESTION, config=config)
@@ -140,7 +143,8 @@ def test_the_list_is_thread_state_kept_by_the_checkpointer(how_call: str) -> Non
 
 def test_a_list_set_from_outside_is_shown_even_when_malformed() -> None:
     model = ScriptedChatModel(["Hello.", "On it."])
-    agent = create_agent(model, middleware=[TodoListMiddleware()], checkpointer=InMemorySaver())
+    todo = TodoListMiddleware(reminder=True)
+    agent = create_agent(model, middleware=[todo], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t2"}}
     agent.invoke({"messages": [("user", "Hi")]}, config)
     agent.update_state(config, {"todos": [{"content": "Call Ann"}, "stray", *PLAN[1:]]})
@@ -168,7 +172,7 @@ def test_parallel_write_todos_calls_are_rejected(how_call: str) -> None:
 
     first, second = result["messages"][2:4]
     assert [(m.tool_call_id, m.status) for m in (first, second)] == [("a", "error"), ("b", "error")]
-    assert "more than once in the same turn" in first.content
+    assert "should never be called multiple times in parallel" in first.content
     assert model.calls[1].messages[-2:] == (first, second)
     assert result["todos"] == PLAN  # written by the single call of the next turn
 

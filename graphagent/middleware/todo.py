@@ -3,8 +3,9 @@
 The model keeps a to-do list for multi-step work by calling ``write_todos`` with the whole list;
 the list lives in the agent state (so a checkpointer keeps it across turns and restarts). Before
 every model call the middleware appends its planning instructions to the system message and,
-with ``reminder=True``, the current list, so the plan stays in view even after the calls that
-wrote it have scrolled far back or been summarised away.
+with ``reminder=True`` (off by default, as LangChain has no reminder), the current list, so the
+plan stays in view even after the calls that wrote it have scrolled far back or been summarised
+away.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ write_todos call."""
 """The default description of the ``write_todos`` tool (see ``TodoListMiddleware``)."""
 
 WRITE_TODOS_SYSTEM_PROMPT = """\
-## Planning with `write_todos`
+## `write_todos`
 
 You can keep a to-do list with the `write_todos` tool. Use it for tasks that take several \
 steps, so that you work through them in order and nothing is forgotten; for a simple request, \
@@ -102,9 +103,10 @@ _STATUS_LABELS: dict[str, str] = {
     "completed": "completed",
 }
 
+# LangChain's words: agents and tests written for it read this text.
 _PARALLEL_CALLS_ERROR = (
-    "Error: write_todos was called more than once in the same turn, so none of these calls was "
-    "applied. Send the complete list in a single write_todos call."
+    "Error: The `write_todos` tool should never be called multiple times in parallel. "
+    "Please call it only once per model invocation to update the todo list."
 )
 
 
@@ -173,7 +175,8 @@ class TodoListMiddleware(ModelCallCore[PlanningState[ResponseT], ContextT, Respo
         tool_description: The description of the ``write_todos`` tool the model reads
             (``WRITE_TODOS_TOOL_DESCRIPTION`` by default).
         reminder: Also show the current list to the model before each call, at the end of
-            the system message; it is rendered per call and never stored.
+            the system message; it is rendered per call and never stored. Off by default, as
+            LangChain shows the list only through the earlier ``write_todos`` calls.
 
     Raises:
         MiddlewareError: An empty prompt or description, or a ``reminder`` that is not a bool.
@@ -186,7 +189,7 @@ class TodoListMiddleware(ModelCallCore[PlanningState[ResponseT], ContextT, Respo
         *,
         system_prompt: str = WRITE_TODOS_SYSTEM_PROMPT,
         tool_description: str = WRITE_TODOS_TOOL_DESCRIPTION,
-        reminder: bool = True,
+        reminder: bool = False,
     ) -> None:
         """Customise the planning instructions, the tool's description, or turn the reminder off."""
         super().__init__()
@@ -216,6 +219,13 @@ class TodoListMiddleware(ModelCallCore[PlanningState[ResponseT], ContextT, Respo
     ) -> dict[str, Any] | None:
         """Reject parallel ``write_todos`` calls: answer each with an error so none runs."""
         return _reject_parallel_writes(state["messages"])
+
+    async def aafter_model(
+        self, state: PlanningState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """The same check, for a caller that awaits the hook itself (the agent runs the sync
+        one in async runs too)."""
+        return self.after_model(state, runtime)
 
     def _with_planning(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
         additions = [self.system_prompt]
@@ -264,7 +274,7 @@ def _reject_parallel_writes(messages: Sequence[Any]) -> dict[str, Any] | None:
         return None
     answered = {m.tool_call_id for m in messages[turn + 1 :] if isinstance(m, ToolMessage)}
     errors = [
-        ToolMessage(_PARALLEL_CALLS_ERROR, tool_call_id=call["id"], name=TOOL_NAME, status="error")
+        ToolMessage(_PARALLEL_CALLS_ERROR, tool_call_id=call["id"], status="error")
         for call in writes
         if call["id"] not in answered
     ]

@@ -203,8 +203,9 @@ def build_agent(
     thread_limit: int | None = None,
     die_after_tool: DeathAfterTool = None,
 ) -> tuple[CompiledAgent, ScriptedChatModel]:
-    """The agent (with a to-do list, and a thread-level model call limit if asked) and its model."""
-    middleware: list[AgentMiddleware[Any, Any, Any]] = [TodoListMiddleware()]
+    """The agent (with a to-do list it is reminded of, and a thread-level model call limit if asked)
+    and its model."""
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [TodoListMiddleware(reminder=True)]
     if thread_limit is not None:
         middleware.append(ModelCallLimitMiddleware(thread_limit=thread_limit))
     model = make_model(die_after_tool=die_after_tool)

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Huma
 from langchain_core.tools import tool
 from langgraph.errors import GraphInterrupt
 
-from graphagent import MiddlewareError, create_agent
+from graphagent import MiddlewareError, ToolSelectionError, create_agent
 from graphagent.middleware import ModelRequest, ModelResponse, wrap_model_call
 from graphagent.middleware.tool_selection import DEFAULT_SYSTEM_PROMPT, LLMToolSelectorMiddleware
 from graphagent.models import MissingIntegrationError
@@ -54,7 +54,7 @@ QUESTION = {"messages": [HumanMessage("What's the weather in Xi'an?")]}
 
 def select(*names: str) -> AIMessage:
     """A structured-output answer choosing ``names``."""
-    return calls(("select_tools", {"tools": list(names)}))
+    return calls(("ToolSelectionResponse", {"tools": list(names)}))
 
 
 def raises(error: Exception) -> Callable[[list[BaseMessage]], str]:
@@ -97,7 +97,7 @@ def test_the_model_sees_only_the_selected_tools(how_call: str) -> None:
 
     assert result["messages"][-1].content == "Sunny, 24 degrees."
     selection, answer = model.calls[0], model.calls[1]
-    assert selection.tool_names == ("select_tools",)
+    assert selection.tool_names == ("ToolSelectionResponse",)
     assert answer.tool_names == ("get_weather",)
     assert model.calls[3].tool_names == ("get_weather",)  # selection runs before every call
     # The selection sees the instructions and the user's request, nothing else.
@@ -129,7 +129,7 @@ def test_a_provider_rejecting_structured_output_falls_back_to_plain_text(how_cal
 
     assert result["messages"][-1].content == "Sunny."
     structured, plain, answer = model.calls
-    assert structured.tool_names == ("select_tools",)
+    assert structured.tool_names == ("ToolSelectionResponse",)
     assert plain.tools == ()
     assert "Reply with the names of the relevant tools only" in plain.messages[0].text
     assert answer.tool_names == ("get_weather",)
@@ -158,7 +158,7 @@ def test_a_plain_text_answer_to_the_structured_call_is_used_without_asking_again
     model = ScriptedChatModel(["weather", "Sunny."])
     run_agent(agent_with(model), how_call, QUESTION)
 
-    assert [c.tool_names for c in model.calls] == [("select_tools",), ("get_weather",)]
+    assert [c.tool_names for c in model.calls] == [("ToolSelectionResponse",), ("get_weather",)]
 
 
 def test_a_description_returned_instead_of_the_name_selects_that_tool(how_call: str) -> None:
@@ -167,33 +167,58 @@ def test_a_description_returned_instead_of_the_name_selects_that_tool(how_call: 
     result = run_agent(agent_with(model), how_call, QUESTION)
 
     assert result["messages"][-1].content == "Sunny."
-    assert [c.tool_names for c in model.calls] == [("select_tools",), ("get_weather",)]
+    assert [c.tool_names for c in model.calls] == [("ToolSelectionResponse",), ("get_weather",)]
 
 
-def test_an_answer_naming_no_tool_keeps_every_tool_and_logs_a_warning(
+def test_an_answer_naming_no_tool_raises_langchains_error(how_call: str) -> None:
+    model = ScriptedChatModel([select("The forecast service."), "unreachable"])
+
+    with pytest.raises(ToolSelectionError) as caught:
+        run_agent(agent_with(model), how_call, QUESTION)
+
+    assert str(caught.value).startswith(
+        "Model selected invalid tools: ['The forecast service.']. LLMToolSelectorMiddleware:"
+    )
+    assert model.call_count == 1, "an answer naming only other tools is not asked again"
+
+
+def test_with_on_parsing_failure_all_such_an_answer_keeps_every_tool_and_logs_a_warning(
     how_call: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    model = ScriptedChatModel([select("The forecast service."), "browse", "Sunny."])
+    model = ScriptedChatModel([select("The forecast service."), "Sunny."])
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        result = run_agent(agent_with(model), how_call, QUESTION)
+        result = run_agent(agent_with(model, on_parsing_failure="all"), how_call, QUESTION)
 
     assert result["messages"][-1].content == "Sunny."
     assert model.calls[-1].tool_names == NAMES
     (record,) = caplog.records
     assert record.levelno == logging.WARNING
     assert "['The forecast service.'] names no tool" in record.getMessage()
-    assert "plain-text answer 'browse' names no tool" in record.getMessage()
-    assert "keeping all 4 tools" in record.getMessage()
+    assert "on_parsing_failure selects" in record.getMessage()
 
 
-def test_when_both_selection_calls_fail_every_tool_is_kept(
+def test_when_both_selection_calls_fail_the_error_says_so(how_call: str) -> None:
+    timeout = TimeoutError("selection timed out")
+    model = ScriptedChatModel([raises(DEEPSEEK_400), raises(timeout), "unreachable"])
+
+    with pytest.raises(ToolSelectionError) as caught:
+        run_agent(agent_with(model), how_call, QUESTION)
+
+    message = str(caught.value)
+    assert message.startswith("LLMToolSelectorMiddleware: the selection call failed after 1 ")
+    assert "BadRequestError" in message
+    assert "TimeoutError: selection timed out" in message
+    assert caught.value.__cause__ is timeout
+
+
+def test_when_both_selection_calls_fail_on_parsing_failure_can_keep_every_tool(
     how_call: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     model = ScriptedChatModel(
         [raises(DEEPSEEK_400), raises(TimeoutError("selection timed out")), "Sunny."]
     )
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        run_agent(agent_with(model), how_call, QUESTION)
+        run_agent(agent_with(model, on_parsing_failure="all"), how_call, QUESTION)
 
     assert model.calls[-1].tool_names == NAMES
     assert "BadRequestError" in caplog.text
@@ -209,7 +234,7 @@ def test_when_both_selection_calls_fail_every_tool_is_kept(
         ("Get Weather", ("get_weather",)),
         ("I would use get_stock, then get_weather.", ("get_weather", "get_stock")),
         ("flight", ("book_flight",)),
-        ("get", NAMES),  # a word found in several names is ambiguous: keep everything
+        ("get", NAMES),  # a word found in several names is ambiguous: no pick
         ("", NAMES),
     ],
 )
@@ -217,7 +242,7 @@ def test_plain_text_answers_are_matched_against_the_names(
     answer: str, expected: tuple[str, ...]
 ) -> None:
     model = ScriptedChatModel([raises(DEEPSEEK_400), answer, "ok"])
-    agent_with(model).invoke(QUESTION)
+    agent_with(model, on_parsing_failure="all").invoke(QUESTION)
 
     assert model.calls[-1].tool_names == expected
 
@@ -302,7 +327,7 @@ def test_a_separate_selection_model_makes_the_choice(how_call: str) -> None:
     model = ScriptedChatModel(["100."])
     run_agent(agent_with(model, model=selector), how_call, QUESTION)
 
-    assert selector.calls[0].tool_names == ("select_tools",)
+    assert selector.calls[0].tool_names == ("ToolSelectionResponse",)
     assert [c.tool_names for c in model.calls] == [("get_stock",)]
 
 
@@ -325,9 +350,9 @@ def test_a_model_id_of_a_missing_integration_fails_when_built() -> None:
 
 @pytest.mark.parametrize(
     ("tools", "always_include"),
-    [([get_weather], ()), ([get_weather, get_stock], ["get_stock"]), ([], ())],
+    [([get_weather, get_stock], ["get_stock", "get_weather"]), ([], ())],
 )
-def test_no_selection_with_at_most_one_candidate(tools: list[Any], always_include: Any) -> None:
+def test_no_selection_without_a_candidate(tools: list[Any], always_include: Any) -> None:
     model = ScriptedChatModel(["ok"])
     middleware = LLMToolSelectorMiddleware(always_include=always_include)
     create_agent(model, tools, middleware=[middleware]).invoke(QUESTION)
@@ -336,7 +361,16 @@ def test_no_selection_with_at_most_one_candidate(tools: list[Any], always_includ
     assert model.calls[0].tool_names == tuple(t.name for t in tools)
 
 
-def test_provider_tools_without_a_name_are_kept_and_named_ones_are_offered() -> None:
+def test_a_single_candidate_is_still_offered_for_selection() -> None:
+    model = ScriptedChatModel([select(), "ok"])
+    middleware = LLMToolSelectorMiddleware(always_include=["get_stock"])
+    create_agent(model, [get_weather, get_stock], middleware=[middleware]).invoke(QUESTION)
+
+    assert model.calls[0].tool_names == ("ToolSelectionResponse",)
+    assert model.calls[1].tool_names == ("get_stock",)
+
+
+def test_provider_tools_are_kept_after_the_selected_ones_and_never_offered() -> None:
     search = {"type": "web_search_preview"}
     lookup = {
         "type": "function",
@@ -349,12 +383,15 @@ def test_provider_tools_without_a_name_are_kept_and_named_ones_are_offered() -> 
         seen.append(list(request.tools))
         return handler(request)
 
-    model = ScriptedChatModel([select("lookup"), "ok"])
+    model = ScriptedChatModel([select("get_stock"), "ok"])
     middleware = [LLMToolSelectorMiddleware(), spy]
-    create_agent(model, [get_weather, search, lookup], middleware=middleware).invoke(QUESTION)
+    tools = [search, get_weather, lookup, get_stock]
+    create_agent(model, tools, middleware=middleware).invoke(QUESTION)
 
-    assert "- lookup: Look up a word." in model.calls[0].messages[0].text
-    assert seen == [[search, lookup]]
+    assert "lookup" not in model.calls[0].messages[0].text
+    offered = model.calls[0].tools[0]["function"]["parameters"]["properties"]["tools"]["items"]
+    assert offered["enum"] == ["get_weather", "get_stock"]
+    assert seen == [[get_stock, search, lookup]]
 
 
 def test_selection_needs_a_user_message() -> None:

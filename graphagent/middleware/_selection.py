@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -35,6 +35,11 @@ class Reply:
     error: Exception | None = None
 
 
+Retry = Literal["structured", "text"]
+"""How to ask again: the same structured request (its answer was malformed), or in plain text
+(the structured call failed or gave nothing to read)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Picks:
     """The names a reply resolved to (``None``: it named no tool), and why, for the log."""
@@ -43,6 +48,8 @@ class Picks:
     note: str = ""
     capped: bool = True  # False for an on_parsing_failure choice, which max_tools does not cut
     invalid: tuple[str, ...] = ()  # what a structured answer named that is no tool offered
+    retry: Retry | None = None  # how to ask again; None: asking again would not help
+    response: Any = None  # what on_parsing_failure is given: the answer, or the error
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +57,8 @@ class Selection:
     """One selection: the candidates and the two ways of asking the model about them."""
 
     candidates: tuple[Candidate, ...]
-    query: str
+    query: HumanMessage
+    """The user message the tools are chosen for (the last one), sent as it is."""
     prompt: str
 
     @property
@@ -71,7 +79,7 @@ class Selection:
     def schema(self) -> dict[str, Any]:
         """A names-only schema: the options carry no descriptions a model could echo."""
         return {
-            "title": "select_tools",
+            "title": "ToolSelectionResponse",  # the tool the model calls, named as in LangChain
             "description": "Select the tools relevant to the user's request.",
             "type": "object",
             "properties": {
@@ -86,7 +94,7 @@ class Selection:
         }
 
     def _messages(self, instruction: str) -> list[BaseMessage]:
-        return [SystemMessage(f"{self.prompt}\n\n{instruction}"), HumanMessage(self.query)]
+        return [SystemMessage(f"{self.prompt}\n\n{instruction}"), self.query]
 
 
 # -- calling the selection model ------------------------------------------------------------
@@ -120,41 +128,49 @@ async def attempt(ask: Awaitable[Any]) -> Reply:
 
 
 def structured_picks(reply: Reply, selection: Selection) -> Picks:
-    """Picks from the structured answer; ``names=None`` asks for the plain-text fallback."""
+    """Picks from the structured answer; ``names=None`` says how (and whether) to ask again."""
     if reply.error is not None:
-        return Picks(None, f"structured output failed: {show_error(reply.error)}")
+        note = f"structured output failed: {show_error(reply.error)}"
+        return Picks(None, note, retry="text", response=reply.error)
     value = reply.value
     raw = value.get("raw") if isinstance(value, dict) else None
     parsed = value.get("parsed") if isinstance(value, dict) and "raw" in value else value
-    items = _items(parsed)
-    structured = items is not None
-    if items is None:
-        items = [text] if (text := message_text(raw)) else []
+    if parsed is not None:
+        items = _items(parsed)
+        if items is None:
+            note = f"malformed structured answer {parsed!r} (expected a dict with a 'tools' list)"
+            return Picks(None, note, retry="structured", response=parsed)
         if not items:
-            return Picks(None, "structured output gave no answer")
-    elif not items:
-        return Picks(())  # an explicit empty choice: no tool is needed
-    names = _resolve_all(items, selection.candidates)
+            return Picks(())  # an explicit empty choice: no tool is needed
+        names = _resolve_all(items, selection.candidates)
+        if names:
+            return Picks(names)
+        return Picks(None, f"structured answer {items!r} names no tool", invalid=tuple(items))
+    text = message_text(raw)
+    names = _resolve_all([text], selection.candidates) if text else ()
     if names:
         return Picks(names)
-    invalid = tuple(items) if structured else ()
-    return Picks(None, f"structured answer {items!r} names no tool", invalid=invalid)
+    note = (
+        f"plain-text answer {text!r} names no tool" if text else "structured output gave no answer"
+    )
+    return Picks(None, note, retry="text", response=raw)
 
 
 def text_picks(reply: Reply, selection: Selection, earlier: Picks) -> Picks:
     if reply.error is not None:
         note = f"plain-text selection failed: {show_error(reply.error)}"
-        return Picks(None, f"{earlier.note}; {note}", invalid=earlier.invalid)
+        return Picks(None, f"{earlier.note}; {note}", retry="text", response=reply.error)
     text = message_text(reply.value)
     names = _resolve(text, selection.candidates)
     if names:
         return Picks(tuple(names))
     note = f"{earlier.note}; plain-text answer {text!r} names no tool"
-    return Picks(None, note, invalid=earlier.invalid)
+    return Picks(None, note, retry="text", response=reply.value)
 
 
 def _items(parsed: Any) -> list[str] | None:
-    tools = parsed.get("tools") if isinstance(parsed, dict) else parsed
+    """The names of a well-formed answer, a dict with a ``tools`` list (or a single name)."""
+    tools = parsed.get("tools") if isinstance(parsed, dict) else None
     if isinstance(tools, str):
         return [tools]
     if isinstance(tools, list | tuple):

@@ -1,13 +1,15 @@
 """``LLMToolSelectorMiddleware``: before each model call, let a model pick the relevant tools.
 
-Selection asks for tool *names* only: the structured-output schema is a list drawn from an enum
-of the names, and the descriptions are in the prompt text (a schema that attaches each tool's
-description to its option leads some models to answer with the description). When the model
-cannot give structured output (the provider rejects the request, the parser fails) or answers
-with something that names no tool, the middleware asks again in plain text and matches the
-answer against the names (``max_retries`` plain-text asks in all). If no answer names a tool,
-``on_parsing_failure`` decides: every tool is kept with a logged warning (the default), none, a
-fixed list, the names a function picks, or ``"error"`` raises :class:`ToolSelectionError`.
+Selection asks for tool *names* only: the structured-output schema (``ToolSelectionResponse``,
+as LangChain names it) is a list drawn from an enum of the names, and the descriptions are in the
+prompt text (a schema that attaches each tool's description to its option leads some models to
+answer with the description). A malformed answer (not a dict with a ``tools`` list) is asked for
+again the same way, as in LangChain; when the model cannot give structured output at all (the
+provider rejects the request, the parser fails) or answers in words, the middleware asks in plain
+text and matches the answer against the names. ``max_retries`` bounds the asks after the first.
+If no answer names a tool, ``on_parsing_failure`` decides: ``"error"`` (the default) raises
+:class:`ToolSelectionError`, a ``ValueError``; or every tool, none, a fixed list, or the names a
+function picks.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from graphagent.middleware._cores import ModelCallCore
 from graphagent.middleware._selection import (
     Candidate,
     Picks,
-    Reply,
     Selection,
     ask_structured,
     ask_text,
@@ -63,8 +64,9 @@ _OWNER = "LLMToolSelectorMiddleware"
 class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, ResponseT]):
     """Narrow the tools of each model call to those a selection model finds relevant.
 
-    Provider tools without a name are always kept. Selection is skipped when at most one tool
-    is left to choose from, or without a user message.
+    Provider tools (dicts) are always kept, as are the tools ``always_include`` names; the call
+    gets the selected tools, then those, then the provider tools. Selection is skipped when no
+    tool is left to choose from, or without a user message.
 
     Args:
         model: The model that makes the selection: a chat model or a model id; ``None`` uses
@@ -74,10 +76,10 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
             ``None``: no limit.
         always_include: Names of tools that are always kept and never offered for selection.
             A name the agent does not have fails when the agent is built.
-        max_retries: How many times to ask again, in plain text, when an answer names no tool.
+        max_retries: How many times to ask again when an answer is malformed or names no tool.
         on_parsing_failure: What is selected when no answer named a tool (see
-            :data:`OnParsingFailure`): ``"all"``, ``"none"``, a list of names, a function, or
-            ``"error"`` to raise ``ToolSelectionError``.
+            :data:`OnParsingFailure`): ``"error"`` (the default) raises ``ToolSelectionError``;
+            ``"all"``, ``"none"``, a list of names, or a function of the last answer choose.
 
     Raises:
         MiddlewareError: A ``max_tools`` that is not a positive int, ``always_include`` that is
@@ -93,7 +95,7 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         max_tools: int | None = None,
         always_include: Collection[str] | None = (),
         max_retries: int = 1,
-        on_parsing_failure: OnParsingFailure = "all",
+        on_parsing_failure: OnParsingFailure = "error",
     ) -> None:
         """Configure the selection; every parameter is optional."""
         super().__init__()
@@ -102,7 +104,7 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
             raise _option_error("system_prompt", system_prompt, "pass a string")
         self.system_prompt = system_prompt
         self.max_tools = _checked_max_tools(max_tools)
-        self.always_include: tuple[str, ...] = _checked_names(always_include)
+        self.always_include: list[str] = _checked_names(always_include)
         self.max_retries = _checked_max_retries(max_retries)
         self.on_parsing_failure = _checked_on_parsing_failure(on_parsing_failure)
 
@@ -114,7 +116,7 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
     def validate_agent(self, agent: AgentFacts) -> None:
         """Reject ``always_include`` (and an ``on_parsing_failure`` list) naming tools the agent
         does not have."""
-        options = {"always_include": self.always_include}
+        options: dict[str, Sequence[str]] = {"always_include": self.always_include}
         if isinstance(self.on_parsing_failure, tuple):  # a list, as checked when made
             options["on_parsing_failure"] = self.on_parsing_failure
         tools = sorted(agent.tool_names)
@@ -146,38 +148,32 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
             return request
         selector = self._selector
         model = request.model if selector is None else await selector.get(mode)
-        reply = await attempt(ask_structured(mode, model, selection))
-        picks = structured_picks(reply, selection)
+        picks = structured_picks(await attempt(ask_structured(mode, model, selection)), selection)
         for _ in range(self.max_retries):
-            if picks.names is not None:
+            if picks.retry is None:
                 break
-            reply = await attempt(ask_text(mode, model, selection))
-            picks = text_picks(reply, selection, picks)
+            if picks.retry == "structured":
+                reply = await attempt(ask_structured(mode, model, selection))
+                picks = structured_picks(reply, selection)
+            else:
+                picks = text_picks(
+                    await attempt(ask_text(mode, model, selection)), selection, picks
+                )
         if picks.names is None:
-            picks = self._on_parsing_failure(reply, selection, picks)
+            picks = self._on_parsing_failure(selection, picks)
         return self._narrowed(request, selection, picks)
 
-    def _on_parsing_failure(self, reply: Reply, selection: Selection, failed: Picks) -> Picks:
+    def _on_parsing_failure(self, selection: Selection, failed: Picks) -> Picks:
         """The picks ``on_parsing_failure`` makes once no answer named a tool."""
         choice = self.on_parsing_failure
-        if choice == "all":
-            return failed  # _narrowed keeps every tool and logs why
         if choice == "error":
-            lead = (
-                f"Model selected invalid tools: {list(failed.invalid)}."
-                if failed.invalid
-                else f"{self.name}: selection model returned a malformed response after "
-                f"{self.max_retries} retries (expected a dict with a 'tools' list)."
-            )
-            raise ToolSelectionError(
-                f"{lead} {self.name}: the selection model named no tool after {self.max_retries} "
-                f"retries ({failed.note}). Pass on_parsing_failure='all', 'none', a list of "
-                "tool names or a function to choose the tools instead of failing."
-            )
-        if choice == "none":
-            names: Sequence[str] = ()
+            raise self._no_selection(failed)
+        if choice == "all":
+            names: Sequence[str] = selection.names
+        elif choice == "none":
+            names = ()
         elif callable(choice):
-            names = choice(reply.value if reply.error is None else reply.error)
+            names = choice(failed.response)
         else:
             names = choice
         unknown = [name for name in names if name not in selection.names]
@@ -190,16 +186,35 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         logger.warning("%s: %s; on_parsing_failure selects %s", self.name, failed.note, names)
         return Picks(tuple(names), failed.note, capped=False)
 
+    def _no_selection(self, failed: Picks) -> ToolSelectionError:
+        """LangChain's error for ``on_parsing_failure="error"``, in its words, then the fix."""
+        last = failed.response
+        if failed.invalid:
+            lead = f"Model selected invalid tools: {list(failed.invalid)}."
+        elif isinstance(last, Exception):
+            lead = f"{self.name}: the selection call failed after {self.max_retries} retries."
+        else:
+            lead = (
+                f"{self.name}: selection model returned a malformed response after "
+                f"{self.max_retries} retries (expected a dict with a 'tools' list): {last!r}."
+            )
+        error = ToolSelectionError(
+            f"{lead} {self.name}: the selection model named no tool ({failed.note}). Pass "
+            "on_parsing_failure='all', 'none', a list of tool names or a function to choose the "
+            "tools instead of failing."
+        )
+        error.__cause__ = last if isinstance(last, Exception) else None
+        return error
+
     def _selection(self, request: ModelRequest[Any]) -> Selection | None:
         kept = set(self.always_include)
         candidates: dict[str, Candidate] = {}
         for tool in request.tools:
-            name = tool_name(tool)
-            if name is not None and name not in kept:
-                candidates.setdefault(name, Candidate(name, _description(tool)))
-        if len(candidates) <= 1:
+            if isinstance(tool, BaseTool) and tool.name not in kept:
+                candidates.setdefault(tool.name, Candidate(tool.name, tool.description or ""))
+        if not candidates:
             return None
-        query = _last_user_text(request.messages)
+        query = _last_user_message(request.messages)
         if query is None:
             logger.debug("%s: no user message to select tools for; keeping all", self.name)
             return None
@@ -217,50 +232,24 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
     def _narrowed(
         self, request: ModelRequest[ContextT], selection: Selection, picks: Picks
     ) -> ModelRequest[ContextT]:
-        if picks.names is None:
-            logger.warning(
-                "%s: could not tell which tools to keep (%s); keeping all %d tools.",
-                self.name,
-                picks.note,
-                len(request.tools),
-            )
-            return request
+        assert picks.names is not None  # on_parsing_failure has chosen when the model did not
         capped = picks.capped and self.max_tools is not None
         chosen = picks.names[: self.max_tools] if capped else picks.names
-        offered, picked = set(selection.names), set(chosen)
-        tools = [t for t in request.tools if (n := tool_name(t)) not in offered or n in picked]
+        picked, offered = set(chosen), set(selection.names)
+        selected = [t for t in request.tools if isinstance(t, BaseTool) and t.name in picked]
+        kept = [t for t in request.tools if isinstance(t, BaseTool) and t.name not in offered]
+        provider = [t for t in request.tools if not isinstance(t, BaseTool)]
         logger.debug("%s: selected %s from %s", self.name, list(chosen), selection.names)
-        return request.override(tools=tools)
+        return request.override(tools=[*selected, *kept, *provider])
 
 
 # -- the request's tools ---------------------------------------------------------------------
 
 
-def tool_name(tool: BaseTool | dict[str, Any]) -> str | None:
-    """A tool's name; ``None`` for a provider tool dict without one."""
-    if isinstance(tool, BaseTool):
-        return tool.name
-    name = tool.get("name")
-    function = tool.get("function")
-    if name is None and isinstance(function, dict):
-        name = function.get("name")
-    return name if isinstance(name, str) and name else None
-
-
-def _description(tool: BaseTool | dict[str, Any]) -> str:
-    if isinstance(tool, BaseTool):
-        return tool.description or ""
-    function = tool.get("function")
-    text = tool.get("description")
-    if text is None and isinstance(function, dict):
-        text = function.get("description")
-    return " ".join(text.split()) if isinstance(text, str) else ""
-
-
-def _last_user_text(messages: Sequence[BaseMessage]) -> str | None:
+def _last_user_message(messages: Sequence[BaseMessage]) -> HumanMessage | None:
     for message in reversed(messages):
         if isinstance(message, HumanMessage):
-            return message.text
+            return message
     return None
 
 
@@ -292,14 +281,14 @@ def _checked_max_tools(max_tools: object) -> int | None:
     return max_tools
 
 
-def _checked_names(names: object) -> tuple[str, ...]:
+def _checked_names(names: object) -> list[str]:
     if names is None:
-        return ()
+        return []
     if isinstance(names, str):
         raise _option_error("always_include", names, f"pass a list of names, e.g. [{names!r}]")
     if not isinstance(names, Collection) or not all(isinstance(n, str) for n in names):
         raise _option_error("always_include", names, "pass a list of tool names")
-    return tuple(dict.fromkeys(names))
+    return list(dict.fromkeys(names))
 
 
 def _checked_on_parsing_failure(choice: object) -> OnParsingFailure:

@@ -304,10 +304,8 @@ def select(*replies: str | AIMessage, **options: Any) -> Callable[[Run], object]
 
 
 def chose(*names: str) -> AIMessage:
-    """A selection model's structured answer naming ``names``, under the schema names of both
-    LangChain (``ToolSelectionResponse``) and graphagent (``select_tools``)."""
-    answer = {"tools": list(names)}
-    return calls(("ToolSelectionResponse", answer), ("select_tools", answer))
+    """A selection model's structured answer naming ``names`` (a ``ToolSelectionResponse``)."""
+    return calls(("ToolSelectionResponse", {"tools": list(names)}))
 
 
 # -- middleware/types.py ---------------------------------------------------------------------

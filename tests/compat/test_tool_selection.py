@@ -1,7 +1,9 @@
-"""LangChain 1.5's ``tool_selection``: ``max_retries=`` and ``on_parsing_failure=`` (how often to
-ask again when an answer names no tool, and what is selected when none did); tools named in
-``always_include`` are kept on top of the ``max_tools`` picks; the selection call is not streamed
-as messages."""
+"""LangChain 1.5.2's ``tool_selection``: the selection model is asked for a
+``ToolSelectionResponse``; a malformed answer (no ``tools`` list) is asked again ``max_retries``
+times, then ``on_parsing_failure`` decides, raising a ``ValueError`` by default; an answer naming
+only tools that are not offered raises LangChain's "Model selected invalid tools"; picks are
+deduplicated and cut at ``max_tools``, and the tools in ``always_include`` come on top of them, as
+do provider tools, which are never offered; the selection call is not streamed as messages."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.tools import tool
 
 from graphagent import MiddlewareError, ToolSelectionError, create_agent
-from graphagent.middleware import LLMToolSelectorMiddleware
+from graphagent.middleware import LLMToolSelectorMiddleware, ModelRequest, wrap_model_call
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -38,27 +40,42 @@ def send_email(to: str) -> str:
 
 TOOLS = [get_weather, get_stock, send_email]
 QUESTION = {"messages": [HumanMessage("Weather in Lisbon?")]}
-NONSENSE = calls(("select_tools", {"tools": ["nothing useful"]}))
+
+
+def answer(**args: Any) -> AIMessage:
+    """The selection model's structured answer, as a call of LangChain's tool name."""
+    return calls(("ToolSelectionResponse", args))
+
+
+MALFORMED = answer()  # no "tools" list
+NONSENSE = answer(tools=["nothing useful"])
 
 
 def selecting(model: ScriptedChatModel, **options: Any) -> Any:
     return create_agent(model, TOOLS, middleware=[LLMToolSelectorMiddleware(**options)])
 
 
+def test_the_defaults_are_langchains() -> None:
+    selector = LLMToolSelectorMiddleware()
+
+    assert (selector.max_tools, selector.always_include, selector.max_retries) == (None, [], 1)
+    assert selector.on_parsing_failure == "error"
+    assert selector.model is None
+
+
 @pytest.mark.parametrize("retries", [0, 1, 3])
-def test_max_retries_is_how_often_a_useless_answer_is_asked_again(
-    how_call: str, retries: int
-) -> None:
-    model = ScriptedChatModel([NONSENSE, *["browse"] * retries, "Sunny."])
+def test_a_malformed_answer_is_asked_again_max_retries_times(how_call: str, retries: int) -> None:
+    model = ScriptedChatModel([*[MALFORMED] * (retries + 1), "Sunny."])
 
     run_agent(selecting(model, max_retries=retries, on_parsing_failure="all"), how_call, QUESTION)
 
     assert model.call_count == retries + 2  # the selection asks, then the agent's model call
+    assert [c.tool_names for c in model.calls[:-1]] == [("ToolSelectionResponse",)] * (retries + 1)
     assert model.calls[-1].tool_names == ("get_weather", "get_stock", "send_email")
 
 
 def test_a_retry_that_names_a_tool_ends_the_asking(how_call: str) -> None:
-    model = ScriptedChatModel([NONSENSE, "get_weather", "Sunny."])
+    model = ScriptedChatModel([MALFORMED, answer(tools=["get_weather"]), "Sunny."])
 
     run_agent(selecting(model, max_retries=3), how_call, QUESTION)
 
@@ -66,37 +83,88 @@ def test_a_retry_that_names_a_tool_ends_the_asking(how_call: str) -> None:
     assert model.calls[-1].tool_names == ("get_weather",)
 
 
+def test_by_default_a_malformed_answer_raises_a_value_error(how_call: str) -> None:
+    model = ScriptedChatModel([MALFORMED, MALFORMED, "unreachable"])
+
+    with pytest.raises(ValueError, match="malformed") as caught:
+        run_agent(selecting(model), how_call, QUESTION)
+
+    assert isinstance(caught.value, ToolSelectionError)
+    assert str(caught.value).startswith(
+        "LLMToolSelectorMiddleware: selection model returned a malformed response after 1 "
+        "retries (expected a dict with a 'tools' list): {}."
+    )
+    assert model.call_count == 2
+
+
+def test_by_default_an_answer_naming_no_offered_tool_raises_langchains_error(
+    how_call: str,
+) -> None:
+    model = ScriptedChatModel([NONSENSE, "unreachable"])
+
+    with pytest.raises(ValueError, match=r"^Model selected invalid tools: \['nothing useful'\]"):
+        run_agent(selecting(model), how_call, QUESTION)
+
+    assert model.call_count == 1, "LangChain does not ask again"
+
+
 @pytest.mark.parametrize(
     ("choice", "expected"),
     [
         ("none", ()),
+        ("all", ("get_weather", "get_stock", "send_email")),
         (["send_email", "get_stock"], ("get_stock", "send_email")),
-        (lambda last: ["get_weather"] if isinstance(last, AIMessage) else [], ("get_weather",)),
+        (lambda last: ["get_weather"] if last == {"oops": True} else [], ("get_weather",)),
     ],
 )
 def test_on_parsing_failure_chooses_the_tools(how_call: str, choice: Any, expected: Any) -> None:
-    model = ScriptedChatModel([NONSENSE, "browse", "Sunny."])
+    # The function is given the last answer as parsed; max_tools does not cut a fallback.
+    oops = answer(oops=True)
+    model = ScriptedChatModel([oops, oops, "Sunny."])
 
     run_agent(selecting(model, on_parsing_failure=choice, max_tools=1), how_call, QUESTION)
 
-    # A fallback choice is deliberate: max_tools does not cut it.
     assert model.calls[-1].tool_names == expected
 
 
-def test_on_parsing_failure_error_raises(how_call: str) -> None:
-    model = ScriptedChatModel([NONSENSE, "browse", "unreachable"])
-
-    with pytest.raises(ToolSelectionError, match="named no tool after 1 retries") as caught:
-        run_agent(selecting(model, on_parsing_failure="error"), how_call, QUESTION)
-    assert isinstance(caught.value, ValueError)  # LangChain raises a ValueError
-
-
 def test_a_function_choosing_a_tool_not_offered_is_an_error(how_call: str) -> None:
-    model = ScriptedChatModel([NONSENSE, "browse", "unreachable"])
+    model = ScriptedChatModel([MALFORMED, MALFORMED, "unreachable"])
     agent = selecting(model, on_parsing_failure=lambda last: ["delete_everything"])
 
     with pytest.raises(ToolSelectionError, match=r"chose \['delete_everything'\]"):
         run_agent(agent, how_call, QUESTION)
+
+
+def test_picks_are_deduplicated_and_cut_at_max_tools_in_the_models_order(how_call: str) -> None:
+    picks = ["send_email", "send_email", "get_weather", "get_stock"]
+    model = ScriptedChatModel([answer(tools=picks), "ok"])
+
+    run_agent(selecting(model, max_tools=2), how_call, QUESTION)
+
+    # The two first picks, listed in the agent's order.
+    assert model.calls[-1].tool_names == ("get_weather", "send_email")
+
+
+def test_selected_tools_come_first_then_always_include_then_provider_tools(
+    how_call: str,
+) -> None:
+    search = {"type": "web_search_preview"}
+    seen: list[list[Any]] = []
+
+    @wrap_model_call
+    def spy(request: ModelRequest, handler: Any) -> Any:
+        seen.append(list(request.tools))
+        return handler(request)
+
+    model = ScriptedChatModel([answer(tools=["send_email"]), "ok"])
+    selector = LLMToolSelectorMiddleware(always_include=["get_weather"])
+    agent = create_agent(model, [search, *TOOLS], middleware=[selector, spy])
+
+    run_agent(agent, how_call, QUESTION)
+
+    offered = model.calls[0].tools[0]["function"]["parameters"]["properties"]["tools"]["items"]
+    assert offered["enum"] == ["get_stock", "send_email"]
+    assert seen == [[send_email, get_weather, search]]
 
 
 @pytest.mark.parametrize(
@@ -151,7 +219,9 @@ def agent_with(model: ScriptedChatModel, **options: Any) -> Any:
 
 
 def test_always_included_tools_do_not_count_toward_max_tools(how_call: str) -> None:
-    model = ScriptedChatModel([calls(("select_tools", {"tools": ["weather", "stocks"]})), "ok"])
+    model = ScriptedChatModel(
+        [calls(("ToolSelectionResponse", {"tools": ["weather", "stocks"]})), "ok"]
+    )
     agent = agent_with(model, max_tools=1, always_include=["email"])
 
     run_agent(agent, how_call, LYON)
@@ -161,7 +231,9 @@ def test_always_included_tools_do_not_count_toward_max_tools(how_call: str) -> N
 
 @pytest.mark.parametrize("how", ["stream", "astream"])
 def test_the_selection_call_stays_off_the_messages_stream(how: str) -> None:
-    model = ScriptedChatModel([calls(("select_tools", {"tools": ["weather"]})), "It is sunny."])
+    model = ScriptedChatModel(
+        [calls(("ToolSelectionResponse", {"tools": ["weather"]})), "It is sunny."]
+    )
     agent = agent_with(model)
 
     if how == "stream":

@@ -322,7 +322,7 @@ def test_reject_never_runs_the_call_and_tells_the_model_why(how: str) -> None:
     result = resume(agent, how, reject("Ann is on leave."))
 
     assert RAN == []
-    reply = "The user declined this call to 'send_email': Ann is on leave."
+    reply = "User rejected the tool call for `send_email` with reason: Ann is on leave."
     assert answers(result) == [("c-email", "error", reply)]
     assert model.calls[1].messages[-1].content == reply
     assert result["messages"][-1].content == "done"
@@ -338,8 +338,8 @@ def test_reject_without_a_reason_says_not_to_try_again(how_call: str) -> None:
         (
             "c-email",
             "error",
-            "The user declined this call to 'send_email', so it did not run. Do not make it "
-            "again unless the user asks for it.",
+            "User rejected the tool call for `send_email` with id c-email. The tool was not "
+            "executed. Do not retry this tool call unless the user explicitly requests it.",
         )
     ]
 

@@ -1,12 +1,12 @@
 """HumanInTheLoopMiddleware(interrupt_mode="per_call"): the review inside the wrap_tool_call onion.
 Every layer entered is left, on the interrupt path too; layers around the review never take a
-pause or a bad answer for a tool failure; a retry around it does not ask twice; a resume runs
-each call once; edits are checked against the agent's tools and announced to the model."""
+pause or a bad answer (pydantic's ValidationError, as in LangChain) for a tool failure; a retry
+around it does not ask twice; a resume runs each call once; edits are checked against the tool's
+schema and announced to the model in LangChain's words."""
 
 from __future__ import annotations
 
 import asyncio
-import pickle
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -14,18 +14,20 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import is_invalid_resume
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
+from pydantic import ValidationError
 
 from graphagent import create_agent
-from graphagent.errors import MiddlewareError, ResumeError, UnknownArgumentError
+from graphagent.errors import MiddlewareError, UnknownArgumentError
 from graphagent.middleware import (
     AgentMiddleware,
     ToolErrorMiddleware,
     ToolRetryMiddleware,
     wrap_tool_call,
 )
-from graphagent.middleware.human_in_the_loop import HumanInTheLoopMiddleware, InvalidDecisionError
+from graphagent.middleware.human_in_the_loop import HumanInTheLoopMiddleware
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.conftest import run_agent
 from tests.review_tools import RAN, delete_file, read_file, send_email
@@ -207,15 +209,15 @@ def test_a_bad_answer_passes_every_outer_layer_and_the_review_stays_open(
     paused = start(agent, how_call)["c-email"]
 
     bad = {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": "bob"}}}
-    with pytest.raises(InvalidDecisionError, match="body: Field required") as caught:
+    with pytest.raises(ValidationError, match=r"edit\.edited_action\.args\.body") as caught:
         answer(agent, how_call, {paused.id: bad})
 
-    assert isinstance(caught.value, ResumeError)
-    assert type(caught.value).__name__ == "InvalidDecisionError"
-    assert (caught.value.tool_name, caught.value.allowed) == (
-        "send_email",
-        ("approve", "edit", "reject", "respond"),
+    assert is_invalid_resume(caught.value)
+    assert "the answer for the call 'c-email' to 'send_email' does not fit its review" in (
+        "\n".join(caught.value.__notes__)
     )
+    if outer == "recorder":  # it saw the pause, then the refused answer leave the review
+        assert events[-2:] == ["outer> c-email", "<outer c-email ValidationError"]
     assert RAN == []
     assert [i.id for i in agent.get_state(THREAD).interrupts] == [paused.id]
     fixed = {
@@ -227,16 +229,15 @@ def test_a_bad_answer_passes_every_outer_layer_and_the_review_stays_open(
     assert results(final)["c-email"].endswith("sent to bob")
 
 
-def test_the_error_pickles_as_invalid_decision_error(how_call: str) -> None:
-    agent = per_call_agent()
+def test_a_decision_of_a_type_not_allowed_is_refused_by_its_tag(how_call: str) -> None:
+    agent = per_call_agent(
+        interrupt_on={"send_email": {"allowed_decisions": ["approve", "reject"]}}
+    )
     paused = start(agent, how_call)["c-email"]
-    with pytest.raises(InvalidDecisionError) as caught:
-        answer(agent, how_call, {paused.id: {"type": "nope"}})
 
-    copy = pickle.loads(pickle.dumps(caught.value))
-
-    assert type(copy) is InvalidDecisionError
-    assert (str(copy), copy.tool_name) == (str(caught.value), "send_email")
+    with pytest.raises(ValidationError, match="expected tags: 'approve', 'reject'"):
+        answer(agent, how_call, {paused.id: {"type": "respond", "message": "x"}})
+    assert RAN == []
 
 
 def test_spans_around_a_paused_call_end_as_interrupted_not_failed(how_call: str) -> None:
@@ -284,8 +285,9 @@ def test_answers_sent_together_take_effect_though_one_is_bad(how_call: str) -> N
     paused = start(agent, how_call)
 
     together = {paused["c-email"].id: approve(), paused["c-delete"].id: {"type": "maybe"}}
-    with pytest.raises(InvalidDecisionError, match="'c-delete' to 'delete_file'"):
+    with pytest.raises(ValidationError) as caught:
         answer(agent, how_call, together)
+    assert "'c-delete' to 'delete_file'" in "\n".join(caught.value.__notes__)
     assert RAN == ["send_email(ann, hi)"]
 
     final = answer(agent, how_call, {paused["c-delete"].id: approve()})
@@ -318,8 +320,11 @@ def test_the_only_pause_also_takes_a_plain_value(how_call: str) -> None:
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        ({"to": "bob", "body": "x", "subject": "hi"}, "subject: not an argument of this tool"),
-        ({"to": "bob"}, "body: Field required"),
+        ({"to": "bob"}, r"edit\.edited_action\.args\.body\n  Field required"),
+        (
+            {"to": 7, "body": "x"},
+            r"edit\.edited_action\.args\.to\n  Input should be a valid string",
+        ),
     ],
 )
 def test_edits_are_checked_against_the_tool(args: Any, problem: str, how_call: str) -> None:
@@ -327,21 +332,38 @@ def test_edits_are_checked_against_the_tool(args: Any, problem: str, how_call: s
     paused = start(agent, how_call)["c-email"]
     edit = {"type": "edit", "edited_action": {"name": "send_email", "args": args}}
 
-    with pytest.raises(InvalidDecisionError, match=problem):
+    with pytest.raises(ValidationError, match=problem):
         answer(agent, how_call, {paused.id: edit})
     assert RAN == []
 
 
-def test_an_args_schema_adds_checks_to_edits(how_call: str) -> None:
-    schema = {"type": "object", "properties": {"to": {"type": "string", "pattern": "@"}}}
-    agent = per_call_agent(
-        interrupt_on={"send_email": {"allowed_decisions": ["edit"], "args_schema": schema}}
-    )
+def test_an_edit_keeps_the_tool(how_call: str) -> None:
+    agent = per_call_agent()
     paused = start(agent, how_call)["c-email"]
-    edit = {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": 7, "body": "x"}}}
+    edit = {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "/x"}}}
 
-    with pytest.raises(InvalidDecisionError, match="to: expected string, got int"):
+    with pytest.raises(
+        ValidationError, match=r"edit\.edited_action\.name\n  Input should be 'send_email'"
+    ):
         answer(agent, how_call, {paused.id: edit})
+    assert RAN == []
+
+
+def test_an_argument_the_tool_does_not_declare_passes_and_the_tool_ignores_it(
+    how_call: str,
+) -> None:
+    agent = per_call_agent()
+    paused = start(agent, how_call)["c-email"]
+    args = {"to": "bob", "body": "x", "subject": "hi"}
+    edit = {"type": "edit", "edited_action": {"name": "send_email", "args": args}}
+
+    final = answer(agent, how_call, {paused.id: edit})
+
+    assert RAN == ["send_email(bob, x)"]
+    assert (
+        'Executed instead: send_email with arguments {"to": "bob", "body": "x", "subject": "hi"}'
+        in (results(final)["c-email"])
+    )
 
 
 @tool
@@ -376,7 +398,7 @@ def test_an_edits_notice_opens_every_kind_of_result(sender: Any, how_call: str) 
 
     [message] = [m for m in final["messages"] if isinstance(m, ToolMessage)]
     assert message.text.startswith(
-        f'Edited. It ran as {sender.name} with arguments {{"to": "bob"}}.'
+        f'Edited. Executed instead: {sender.name} with arguments {{"to": "bob"}}.'
     )
     assert message.text.endswith("sent to bob")
     assert [f"{sender.name}(bob)"] == RAN

@@ -1,6 +1,6 @@
-"""``HumanInTheLoopMiddleware(interrupt_mode="per_call")``'s parts: the interrupt's value and
-``response_schema``, the check of an answer, an edit applied and announced to the model, and the
-decisions already taken in the tool-node task running now.
+"""``HumanInTheLoopMiddleware(interrupt_mode="per_call")``'s parts: the interrupt's
+``response_schema`` (which also checks the answer), an edit applied and announced to the model,
+and the decisions already taken in the tool-node task running now.
 
 A per-call review is asked inside the ``wrap_tool_call`` onion, as the call starts. Each tool
 call is a LangGraph task of its own (one ``Send`` per call), so parallel calls pause with one
@@ -14,15 +14,22 @@ import dataclasses
 import json
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Union, cast
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from pydantic import BaseModel, Discriminator, WithJsonSchema, create_model
+from pydantic import (
+    BaseModel,
+    Discriminator,
+    ValidatorFunctionWrapHandler,
+    WithJsonSchema,
+    WrapValidator,
+    create_model,
+)
 
-from graphagent.middleware._hitl_checks import OWNER, EditRules, decision_problem
+from graphagent.middleware._hitl_checks import OWNER
 from graphagent.middleware._hitl_types import (
     Action,
     ApproveDecision,
@@ -30,7 +37,6 @@ from graphagent.middleware._hitl_types import (
     DecisionType,
     RejectDecision,
     RespondDecision,
-    invalid_call_decision,
 )
 from graphagent.middleware.base import ToolResult
 
@@ -40,22 +46,29 @@ DEFAULT_EDIT_NOTICE = (
 )
 """What the model reads before the result of a call a reviewer edited (``edit_notice``)."""
 
-_STILL_OPEN = (
-    "Nothing ran for this call and its review is still open: resume again with a corrected "
-    "decision, Command(resume={interrupt.id: decision})."
-)
+
+def still_open(call: ToolCall) -> str:
+    """The note a refused answer carries: what was refused, and that the review is open."""
+    return (
+        f"{OWNER}: the answer for the call {call['id']!r} to '{call['name']}' does not fit its "
+        "review (the interrupt's response_schema). Nothing ran for this call and its review is "
+        "still open: resume again with a corrected decision, "
+        "Command(resume={interrupt.id: decision})."
+    )
 
 
 # -- what the reviewer is sent -------------------------------------------------------------------
 
 
 class DecisionShapes:
-    """The type a per-call interrupt publishes as its ``response_schema``, built once per tool.
+    """The type a per-call interrupt gets as its ``response_schema``, built once per tool.
 
-    It describes the decisions allowed for the tool, matched on ``type``; an edit's ``name`` is
-    the tool's own (an edit cannot switch tools) and its ``args`` follow the tool's argument
-    schema (any object for a tool without a pydantic one). Only its JSON schema is used: the
-    answer is checked by ``checked_decision``.
+    It takes the decisions allowed for the tool, matched on ``type``, as LangChain's does; an
+    edit's ``name`` is the tool's own (an edit cannot switch tools) and its ``args`` follow the
+    tool's argument schema (any object for a tool without a pydantic one; arguments the schema
+    does not declare pass, and the tool ignores them as it would from the model). langgraph
+    checks the answer against it before saving it, raising pydantic's ``ValidationError``; the
+    answer is then returned as it was sent.
     """
 
     def __init__(self) -> None:
@@ -77,9 +90,16 @@ def _decision_type(allowed: Sequence[DecisionType], name: str, tool: BaseTool | 
     if "edit" in allowed:
         shapes["edit"] = _edit_type(name, tool)
     members = tuple(shapes[kind] for kind in dict.fromkeys(allowed))
-    if len(members) == 1:
-        return members[0]
-    return Annotated[Union[members], Discriminator("type")]  # noqa: UP007 - a runtime tuple
+    shape: Any = members[0]
+    if len(members) > 1:
+        shape = Annotated[Union[members], Discriminator("type")]  # noqa: UP007 - a runtime tuple
+    return Annotated[shape, WrapValidator(_as_sent)]
+
+
+def _as_sent(answer: Any, check: ValidatorFunctionWrapHandler) -> Any:
+    """``answer`` as sent, once it fits: the tool checks its arguments itself when it runs."""
+    check(answer)
+    return answer
 
 
 def _edit_type(name: str, tool: BaseTool | None) -> type[BaseModel]:
@@ -97,46 +117,6 @@ def _edit_type(name: str, tool: BaseTool | None) -> type[BaseModel]:
     return edit
 
 
-# -- what the reviewer answers ---------------------------------------------------------------------
-
-
-def checked_decision(
-    call: ToolCall, allowed: Sequence[DecisionType], edits: EditRules, value: Any
-) -> Decision:
-    """``value`` as the decision about ``call``, or :class:`InvalidDecisionError` saying why not
-    (raised as control flow, see ``invalid_call_decision``)."""
-    name = call["name"]
-    problem = _problem(call, allowed, edits, value)
-    if problem is None:
-        return cast("Decision", value)
-    raise invalid_call_decision(
-        f"{OWNER}: the answer for the call {call['id']!r} to '{name}' {problem}. {_STILL_OPEN}",
-        tool_name=name,
-        allowed=allowed,
-    )
-
-
-def _problem(
-    call: ToolCall, allowed: Sequence[DecisionType], edits: EditRules, value: Any
-) -> str | None:
-    if isinstance(value, Mapping) and "decisions" in value and "type" not in value:
-        return (
-            f"is a batched answer, {{'decisions': [...]}}; with interrupt_mode='per_call' each "
-            f"tool call has its own interrupt, answered with a single decision such as "
-            f"{{'type': '{allowed[0]}'}}"
-        )
-    problem = decision_problem(allowed, value, edits)
-    if problem is not None:
-        return problem
-    edited = value.get("edited_action") if value.get("type") == "edit" else None
-    if edited is not None and edited["name"] != call["name"]:
-        return (
-            f"edits the call to '{edited['name']}'; with interrupt_mode='per_call' an edit keeps "
-            f"the tool ('{call['name']}') and changes its arguments"
-        )
-    return None
-
-
 # -- what runs -------------------------------------------------------------------------------------
 
 
@@ -152,8 +132,9 @@ def with_notice(
     that ran: the model's message still shows the call it made."""
     if not notice:
         return result
+    # The connecting words are LangChain's, so agents and tests written for it read the same.
     text = (
-        f"{notice} It ran as {edited['name']} with arguments "
+        f"{notice} Executed instead: {edited['name']} with arguments "
         f"{json.dumps(edited['args'], ensure_ascii=False, default=str)}."
     )
     if isinstance(result, ToolMessage):
@@ -175,7 +156,7 @@ def _noticed(message: ToolMessage, text: str) -> ToolMessage:
     content = message.content
     if not content:
         return message.model_copy(update={"content": text})
-    lead = f"{text}\n\nTool result:"
+    lead = f"{text}\n\nTool response:"
     if isinstance(content, str):
         return message.model_copy(update={"content": f"{lead}\n{content}"})
     # Keep the blocks' shape: some providers refuse a list mixing strings and blocks.

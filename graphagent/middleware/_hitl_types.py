@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
 from langchain_core.messages import ToolCall
-from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
@@ -183,8 +182,8 @@ class HumanInTheLoopState(AgentState[ResponseT]):
 class InvalidDecisionError(ResumeError):
     """A resume answer that does not fit the open review. Nothing ran and nothing was saved, so
     the same review can be answered again. Each argument but ``message`` is kept as an
-    attribute of the same name. With ``interrupt_mode="per_call"`` it is raised inside the tool
-    call's middleware, and passes retry and error-handling layers untouched.
+    attribute of the same name. It answers batched reviews; a per-call review refuses an answer
+    with pydantic's ``ValidationError``, as LangChain's does.
 
     Args:
         message: What is wrong with the answer and how to fix it.
@@ -225,27 +224,3 @@ class Review:
     @property
     def allowed(self) -> list[DecisionType]:
         return self.review["allowed_decisions"]
-
-
-class _InvalidCallDecision(InvalidDecisionError, GraphBubbleUp):
-    """An :class:`InvalidDecisionError` raised inside the ``wrap_tool_call`` onion
-    (``interrupt_mode="per_call"``). As LangGraph control flow it passes every layer around the
-    review untouched: a retrying or error-handling layer cannot take a reviewer's bad answer for
-    a tool failure (retry it, or answer the call with an error message and close the review).
-    LangGraph then saves nothing for the call, so its review stays open. It shows, and pickles,
-    as :class:`InvalidDecisionError`."""
-
-    __module__ = InvalidDecisionError.__module__
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return InvalidDecisionError, (str(self),), self.__dict__
-
-
-_InvalidCallDecision.__name__ = _InvalidCallDecision.__qualname__ = "InvalidDecisionError"
-
-
-def invalid_call_decision(
-    message: str, *, tool_name: str, allowed: Sequence[str]
-) -> InvalidDecisionError:
-    """The error for a bad answer to a per-call review (see :class:`_InvalidCallDecision`)."""
-    return _InvalidCallDecision(message, tool_name=tool_name, allowed=allowed)

@@ -36,12 +36,15 @@ id, ``Command(resume={interrupt.id: decision})`` (see ``_hitl_per_call``).
   layers listed after it, and the tool, run only once decided. A layer outside that calls its
   handler again for the same call (a retry) gets the decision already taken.
 - An edit keeps the tool and changes the arguments; the AI message keeps the model's call, and
-  the result opens with ``edit_notice`` naming the call that ran.
+  the result opens with ``edit_notice`` naming the call that ran ("Executed instead: ...").
 
 In both modes the answer is checked as the interrupt's ``response_schema``, which langgraph
-validates before saving a resume value: an invalid answer raises :class:`InvalidDecisionError`,
-nothing runs, nothing is saved, and the same review can be answered again. The interrupt needs a
-checkpointer: the agent's own, or a parent graph's when the agent runs as a subgraph.
+validates before saving a resume value: an invalid answer raises :class:`InvalidDecisionError`
+(batched) or pydantic's ``ValidationError`` (per call, as in LangChain), nothing runs, nothing is
+saved, and the same review can be answered again. A rejected or responded call is answered in
+LangChain's words, with its notification metadata (``lc_source: "hitl_interrupt_decision"``).
+The interrupt needs a checkpointer: the agent's own, or a parent graph's when the agent runs as
+a subgraph.
 ``before_agent`` checks that one is in the run's config, so a missing one fails the first
 invocation before anything happens, not the resume.
 """
@@ -85,8 +88,8 @@ from graphagent.middleware._hitl_per_call import (
     DEFAULT_EDIT_NOTICE,
     DecidedCalls,
     DecisionShapes,
-    checked_decision,
     edited_request,
+    still_open,
     with_notice,
 )
 from graphagent.middleware._hitl_types import (
@@ -360,17 +363,21 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         )
         tools = self._agent_tools(_runtime_tools(request))
         tool = request.tool or tools.get(call["name"])
-        # langgraph validates the answer against `response_schema` before saving it; the check
-        # raises a control-flow error, which no layer around this one takes for a tool failure.
-        check = partial(checked_decision, call, allowed, self._edit_rules(list(tools.values())))
+        # langgraph validates the answer against `response_schema` before saving it. It marks
+        # the ValidationError of an answer that does not fit as an invalid resume, which no
+        # layer around this one takes for a tool failure, so the review stays open.
         shape = self._shapes.get(allowed, call["name"], tool)
-        checked = Annotated[Any, PlainValidator(check, json_schema_input_type=shape)]
         warn_without_checkpointer([call["name"]])
         try:
-            decision: Decision = interrupt(value, response_schema=cast("type[Decision]", checked))
+            decision: Decision = interrupt(value, response_schema=cast("type[Decision]", shape))
         except ValidationError as exc:
-            raise unwrapped(exc) from None
+            exc.add_note(still_open(call))
+            raise
         return decision
+
+
+DECISION_SOURCE = "hitl_interrupt_decision"
+"""The ``lc_source`` of the ``ToolMessage`` that answers a rejected or responded call."""
 
 
 def _last_ai_message(messages: Sequence[Any]) -> AIMessage:
@@ -400,19 +407,28 @@ def _outcome(
 
 
 def _answer(call: ToolCall, decision: RejectDecision | RespondDecision) -> ToolMessage:
-    """What the model reads in place of the tool's result."""
+    """What the model reads in place of the tool's result, in LangChain's words, marked with
+    LangChain's notification metadata: the harness wrote it, in answer to a review."""
     name, reason = call["name"], decision.get("message")
     if decision["type"] == "respond":
         content, status = decision["message"], "success"
     elif reason:
-        content, status = f"The user declined this call to '{name}': {reason}", "error"
+        content, status = f"User rejected the tool call for `{name}` with reason: {reason}", "error"
     else:
         content = (
-            f"The user declined this call to '{name}', so it did not run. Do not make it again "
-            "unless the user asks for it."
+            f"User rejected the tool call for `{name}` with id {call['id']}. The tool was not "
+            "executed. Do not retry this tool call unless the user explicitly requests it."
         )
         status = "error"
-    return ToolMessage(content=content, tool_call_id=call["id"] or "", name=name, status=status)
+    # What langchain-core's add_notification_metadata writes (it has it from 1.7.2 on).
+    notification = {"lc_source": DECISION_SOURCE, "lc_data": {"decision": decision["type"]}}
+    return ToolMessage(
+        content=content,
+        tool_call_id=call["id"] or "",
+        name=name,
+        status=status,
+        additional_kwargs=notification,
+    )
 
 
 def _runtime_tools(request: ToolCallRequest) -> Sequence[BaseTool] | None:

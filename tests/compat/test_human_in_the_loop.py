@@ -1,7 +1,12 @@
-"""LangChain 1.5's ``HumanInTheLoopMiddleware(interrupt_mode=...)``: with ``"per_call"`` one
+"""LangChain 1.5.2's ``HumanInTheLoopMiddleware(interrupt_mode=...)``: with ``"per_call"`` one
 interrupt per reviewed tool call, raised as the call starts, whose value is a
 ``ToolApprovalRequest`` and whose ``response_schema`` lists the decisions allowed for the tool;
-each is answered with one decision keyed by the interrupt's id, checked before it is saved."""
+each is answered with one decision keyed by the interrupt's id, which the schema checks before it
+is saved (a bad one raises pydantic's ``ValidationError``; an edit may carry arguments the tool
+does not declare, which it ignores). In both modes a rejected or responded call is answered in
+LangChain's words, by a ``ToolMessage`` carrying LangChain's notification metadata
+(``lc_source: "hitl_interrupt_decision"``); an approved or edited call's result carries none, and
+an edited one opens with the notice and "Executed instead: ..."."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.runtime import Runtime
 from langgraph.types import Command
+from pydantic import ValidationError
 
 from graphagent import create_agent
 from graphagent.middleware import (
@@ -189,15 +195,73 @@ def test_each_decision(
     assert "__interrupt__" not in final
 
 
-def test_a_reject_without_a_reason_says_the_call_did_not_run(how_call: str) -> None:
-    agent = per_call_agent([EMAIL], {"send_email": True})
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_a_reject_without_a_reason_says_the_call_did_not_run(mode: str, how_call: str) -> None:
+    agent = reviewed_agent(mode)
     [paused] = start(agent, how_call)
 
-    message = results(answer(agent, how_call, {paused.id: {"type": "reject"}}))["call_email"]
+    resume = as_answer(mode, {"type": "reject"})
+    message = results(answer(agent, how_call, {paused.id: resume}))["call_email"]
 
     assert message.status == "error"
-    assert "did not run" in message.text
+    assert message.text == (
+        "User rejected the tool call for `send_email` with id call_email. The tool was not "
+        "executed. Do not retry this tool call unless the user explicitly requests it."
+    )
     assert RAN == []
+
+
+def reviewed_agent(mode: str) -> Any:
+    hitl = HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode=mode)  # type: ignore[arg-type]
+    return create_agent(
+        ScriptedChatModel([calls(EMAIL), "done"]),
+        [send_email],
+        middleware=[hitl],
+        checkpointer=InMemorySaver(),
+    )
+
+
+def as_answer(mode: str, decision: dict[str, Any]) -> dict[str, Any]:
+    return {"decisions": [decision]} if mode == "batched" else decision
+
+
+@pytest.mark.parametrize(
+    ("decision", "ran", "status", "content"),
+    [
+        ({"type": "approve"}, ["alice"], "success", "sent to alice"),
+        (EDIT_TO_BOB, ["bob"], "success", "sent to bob"),
+        (
+            {"type": "reject", "message": "not now"},
+            [],
+            "error",
+            "User rejected the tool call for `send_email` with reason: not now",
+        ),
+        ({"type": "respond", "message": "already sent"}, [], "success", "already sent"),
+    ],
+    ids=["approve", "edit", "reject", "respond"],
+)
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_each_decision_in_each_mode_and_its_notification_metadata(
+    mode: str, decision: dict[str, Any], ran: list[str], status: str, content: str, how_call: str
+) -> None:
+    agent = reviewed_agent(mode)
+    [paused] = start(agent, how_call)
+
+    final = answer(agent, how_call, {paused.id: as_answer(mode, decision)})
+
+    message = results(final)["call_email"]
+    answered = decision["type"] in ("reject", "respond")
+    assert message.additional_kwargs == (
+        {"lc_source": "hitl_interrupt_decision", "lc_data": {"decision": decision["type"]}}
+        if answered
+        else {}
+    )
+    assert ([r.split("to=")[1].split(",")[0] for r in RAN], message.status) == (ran, status)
+    assert message.text.endswith(content)
+    if answered:
+        assert message.text == content
+    if mode == "per_call":  # a batched edit shows the call that ran in the AI message instead
+        assert ("Executed instead: send_email" in message.text) == (decision["type"] == "edit")
 
 
 def test_edit_notice_none_adds_nothing(how_call: str) -> None:
@@ -246,7 +310,7 @@ def test_each_gated_call_pauses_alone_and_is_answered_by_id(how_call: str) -> No
         {"$ref": "#/$defs/RejectDecision"},
     ]
     # Each interrupt takes only its own tool's decisions.
-    with pytest.raises(ValueError, match="'respond', which is not allowed"):
+    with pytest.raises(ValidationError, match="expected tags: 'approve', 'reject'"):
         answer(agent, how_call, {delete.id: {"type": "respond", "message": "x"}})
 
     # The edit replaces the arguments: `cc` is not carried over from the model's call.
@@ -260,7 +324,9 @@ def test_each_gated_call_pauses_alone_and_is_answered_by_id(how_call: str) -> No
         "send_email(to=bob, cc=None)",
     ]
     messages = results(final)
-    assert 'send_email with arguments {"to": "bob"}' in messages["call_email"].text
+    assert (
+        'Executed instead: send_email with arguments {"to": "bob"}' in messages["call_email"].text
+    )
     assert (messages["call_delete"].status, "keep it" in messages["call_delete"].text) == (
         "error",
         True,
@@ -285,21 +351,21 @@ def test_several_answers_at_once(how_call: str) -> None:
 # -- answers that do not fit ---------------------------------------------------------------------
 
 BAD_ANSWERS = {
-    "no edited_action": ({"type": "edit"}, "edited_action"),
-    "unknown type": ({"type": "nope"}, "'type' is one of"),
+    "no edited_action": ({"type": "edit"}, r"1 validation error for .*\nedit\.edited_action\n"),
+    "unknown type": ({"type": "nope"}, "'nope' .* expected tags: 'approve', 'edit'"),
     "missing arg": (
         {"type": "edit", "edited_action": {"name": "send_email", "args": {}}},
-        "to: Field required",
+        r"edit\.edited_action\.args\.to\n  Field required",
     ),
     "wrong arg type": (
         {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": 5}}},
-        "to: Input should be a valid string",
+        r"edit\.edited_action\.args\.to\n  Input should be a valid string",
     ),
     "another tool": (
         {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "x"}}},
-        "an edit keeps the tool",
+        r"edit\.edited_action\.name\n  Input should be 'send_email'",
     ),
-    "a batched answer": ({"decisions": [{"type": "approve"}]}, "is a batched answer"),
+    "a batched answer": ({"decisions": [{"type": "approve"}]}, "Unable to extract tag"),
 }
 
 
@@ -316,7 +382,7 @@ def test_a_bad_answer_raises_and_is_not_saved(
     agent = per_call_agent([EMAIL], {"send_email": True}, *after)
     [paused] = start(agent, how_call)
 
-    with pytest.raises(ValueError, match=problem):
+    with pytest.raises(ValidationError, match=problem):
         answer(agent, how_call, {paused.id: bad})
     assert RAN == []
 
@@ -404,3 +470,15 @@ def test_a_retried_tool_is_not_reviewed_again(how_call: str) -> None:
     assert "__interrupt__" not in final
     assert attempts == ["alice", "alice"]
     assert results(final)["call_email"].text == "sent to alice"
+
+
+def test_an_edit_may_carry_an_argument_the_tool_does_not_declare(how_call: str) -> None:
+    agent = per_call_agent([EMAIL], {"send_email": True})
+    [paused] = start(agent, how_call)
+    args = {"to": "bob", "subject": "hi"}
+    edit = {"type": "edit", "edited_action": {"name": "send_email", "args": args}}
+
+    final = answer(agent, how_call, {paused.id: edit})
+
+    assert RAN == ["send_email(to=bob, cc=None)"]  # the tool ignores `subject`
+    assert results(final)["call_email"].text.endswith("\n\nTool response:\nsent to bob")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from typing import Any
 
 import pytest
@@ -112,7 +113,7 @@ def test_detect_url() -> None:
     ("pii_type", "strategy", "expected"),
     [
         ("email", "redact", f"Mail [REDACTED_EMAIL] about card {CARD}."),
-        ("email", "mask", f"Mail j***@example.com about card {CARD}."),
+        ("email", "mask", f"Mail jane.doe@****.com about card {CARD}."),
         ("credit_card", "redact", f"Mail {EMAIL} about card [REDACTED_CREDIT_CARD]."),
         ("credit_card", "mask", f"Mail {EMAIL} about card **** **** **** 1111."),
         ("email", "hash", f"Mail <email_hash:{EMAIL_DIGEST}> about card {CARD}."),
@@ -254,7 +255,6 @@ def test_a_detector_returning_bad_bounds_fails_clearly(how_call: str) -> None:
         (("email",), {"strategy": "shred"}, r"strategy='shred' is unknown"),
         (("email",), {"detector": 42}, r"detector is int"),
         (("a:b",), {"detector": "x"}, r"without ':' or '\|'"),
-        (("email",), {"apply_to_input": False}, r"all off"),
     ],
 )
 def test_bad_options_raise_middleware_error(
@@ -263,6 +263,19 @@ def test_bad_options_raise_middleware_error(
     with pytest.raises(MiddlewareError, match=message) as caught:
         PIIMiddleware(*args, **kwargs)
     assert "PIIMiddleware" in str(caught.value)
+
+
+def test_a_middleware_with_every_apply_to_off_is_accepted_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="graphagent.middleware.pii"):
+        middleware = PIIMiddleware("email", apply_to_input=False)
+
+    assert "all off, so it checks nothing" in caplog.text
+    agent = create_agent(ScriptedChatModel(["ok"]), middleware=[middleware])
+    assert agent.invoke({"messages": ["mail me at a@b.io"]})["messages"][0].text == (
+        "mail me at a@b.io"
+    )
 
 
 def test_each_instance_is_named_after_its_type() -> None:

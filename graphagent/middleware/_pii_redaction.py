@@ -38,11 +38,14 @@ def _replacement(strategy: Strategy, match: PIIMatch) -> str:
 
 
 def _masked(pii_type: str, value: str) -> str:
-    """LangChain's mask formats, a little of the value kept to tell values apart; except that an
-    email address keeps its first letter and domain, where LangChain keeps the whole name."""
+    """LangChain's mask formats, a little of the value kept to tell values apart: an email
+    address keeps its name and top-level domain (``user@****.com``)."""
     if pii_type == "email":
-        local, _, domain = value.partition("@")
-        return f"{local[:1]}***@{domain}"
+        local, at, domain = value.partition("@")
+        if not at or "@" in domain:
+            return "****"
+        top = domain.rsplit(".", 1)
+        return f"{local}@****.{top[1]}" if len(top) == 2 else f"{local}@****"
     if pii_type == "credit_card":
         last4 = "".join(c for c in value if c.isdigit())[-4:]
         separator = "-" if "-" in value else " " if " " in value else ""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeAlias, TypeVar, get_args
 
 from langchain_core.messages import (
@@ -36,6 +38,7 @@ from graphagent.middleware._pii_detectors import (
     resolve_detector,
 )
 from graphagent.middleware._pii_redaction import Strategy, replaced, without_overlaps
+from graphagent.middleware._pii_stream import PIIStreamTransformer
 from graphagent.middleware._replay import hold_back
 from graphagent.middleware.base import ToolResult
 from graphagent.requests import ModelRequest, ModelResponse
@@ -55,6 +58,8 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseMessage)
+
+logger = logging.getLogger(__name__)
 
 
 class PIIDetectionError(GraphAgentError):
@@ -271,9 +276,20 @@ class PIIMiddleware(
             state (tools need them) but are redacted in that chunk.
         apply_to_tool_results: Rewrite each tool's result before it enters the state.
 
+    With ``apply_to_output`` or ``apply_to_tool_results`` it also registers a stream transformer
+    (``transformers``), as LangChain's does: every surface of a ``stream_events(version="v3")``
+    run (streamed text and tool-call arguments, the ``tools`` channel's inputs, outputs and
+    errors, the ``values`` snapshots) is rewritten in flight, and under ``"block"`` a match
+    there fails the stream.
+
+    ``before_model`` and ``after_model`` also do what LangChain's do when called by hand (the
+    last AI message rewritten; tool results after it, with ``apply_to_tool_results``); the
+    agent runs ``after_model`` in no node, since replies are rewritten before the state gets
+    them.
+
     Raises:
-        MiddlewareError: An unknown type without a ``detector``, an unknown ``strategy``, a
-            ``detector`` that is neither a valid pattern nor a function, or nothing to apply to.
+        MiddlewareError: An unknown type without a ``detector``, an unknown ``strategy``, or a
+            ``detector`` that is neither a valid pattern nor a function.
 
     ``order = 500``: it sits outside every middleware of default order wherever it is listed,
     so what answers a call is rewritten whoever wrote it: a tool's result and a model's reply,
@@ -304,9 +320,11 @@ class PIIMiddleware(
         if strategy not in get_args(Strategy):
             raise MiddlewareError(_unknown_strategy(owner, strategy))
         if not (apply_to_input or apply_to_output or apply_to_tool_results):
-            raise MiddlewareError(
-                f"{owner}[{pii_type}]: apply_to_input, apply_to_output and "
-                "apply_to_tool_results are all off, so it would check nothing; turn one on."
+            logger.warning(
+                "%s[%s]: apply_to_input, apply_to_output and apply_to_tool_results are all off, "
+                "so it checks nothing; turn one on.",
+                owner,
+                pii_type,
             )
         self.name = f"{owner}[{pii_type}]"
         self.pii_type = pii_type
@@ -316,6 +334,12 @@ class PIIMiddleware(
         self.apply_to_output = apply_to_output
         self.apply_to_tool_results = apply_to_tool_results
         self._rule = _Rule(self.name, pii_type, strategy, self.detector)
+        # The agent rewrites replies in wrap_model_call; after_model is for callers only.
+        unused = {"after_model"} if apply_to_input else {"after_model", "before_model"}
+        self._unused_hooks = frozenset(unused)
+        if apply_to_output or apply_to_tool_results:
+            resolved = ResolvedRedactionRule(pii_type, strategy, self.detector)
+            self.transformers = (partial(PIIStreamTransformer, rule=resolved),)
 
     # -- input -----------------------------------------------------------------------------
 
@@ -338,16 +362,45 @@ class PIIMiddleware(
     def before_model(
         self, state: AgentState[Any], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
-        """Rewrite the user messages holding matches (replaced in place by their ids)."""
-        if not self.apply_to_input:
-            return None
-        changed = [
-            new
-            for message in state["messages"]
-            if isinstance(message, HumanMessage)
-            and (new := self._rewritten(message, "a user message")) is not message
-        ]
-        return {"messages": changed} if changed else None
+        """Rewrite the user messages holding matches and, with ``apply_to_tool_results``, the
+        tool results after the last AI message; the messages, those replaced, as LangChain's
+        returns them. (In the agent, tool results are rewritten as the tools return.)"""
+        messages = list(state["messages"])
+        last_ai = _last_index(messages, AIMessage)
+        for index, message in enumerate(messages):
+            if self.apply_to_input and isinstance(message, HumanMessage):
+                messages[index] = self._rewritten(message, "a user message")
+            elif (
+                self.apply_to_tool_results
+                and isinstance(message, ToolMessage)
+                and last_ai is not None
+                and index > last_ai
+            ):
+                messages[index] = self._rewritten(message, "a tool result")
+        return _changed(messages, state["messages"])
+
+    def after_model(
+        self, state: AgentState[Any], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """With ``apply_to_output``, the messages with the last AI message rewritten, for a
+        caller who calls the hook (the agent rewrites each reply before the state gets it)."""
+        messages = list(state["messages"])
+        last_ai = _last_index(messages, AIMessage)
+        if self.apply_to_output and last_ai is not None:
+            messages[last_ai] = self._rewritten(messages[last_ai], "the model's reply")
+        return _changed(messages, state["messages"])
+
+    async def abefore_model(
+        self, state: AgentState[Any], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """:meth:`before_model`, for a caller who awaits it (the agent runs the sync one)."""
+        return self.before_model(state, runtime)
+
+    async def aafter_model(
+        self, state: AgentState[Any], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """:meth:`after_model`, for a caller who awaits it."""
+        return self.after_model(state, runtime)
 
     # -- output ----------------------------------------------------------------------------
 
@@ -415,3 +468,16 @@ class PIIMiddleware(
         return _with_content(
             message, _text_rewritten(message.content, lambda t: self._rule.apply(t, where))
         )
+
+
+def _last_index(messages: Sequence[Any], kind: type[BaseMessage]) -> int | None:
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], kind)), None
+    )
+
+
+def _changed(messages: list[Any], given: Sequence[Any]) -> dict[str, Any] | None:
+    """``{"messages": messages}`` if any differs from ``given`` (replaced by id), else ``None``."""
+    if all(new is old for new, old in zip(messages, given, strict=True)):
+        return None
+    return {"messages": messages}

@@ -1,9 +1,13 @@
-"""What found personal data becomes: the redact, mask and hash strategies applied to a text."""
+"""What found personal data becomes: the redact, mask and hash strategies applied to a text, and
+a rewrite of a text applied to a message's content."""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Literal, TypeAlias
+from collections.abc import Callable
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from langchain_core.messages import BaseMessage
 
 from graphagent.middleware._pii_detectors import PIIMatch
 
@@ -62,3 +66,61 @@ def _masked(pii_type: str, value: str) -> str:
 
 def _hashed(pii_type: str, value: str) -> str:
     return f"<{pii_type}_hash:{hashlib.sha256(value.encode()).hexdigest()[:8]}>"
+
+
+# -- message content ------------------------------------------------------------------------
+
+M = TypeVar("M", bound=BaseMessage)
+
+Content: TypeAlias = str | list[str | dict[str, Any]]
+Rewrite: TypeAlias = Callable[[str], str]
+# Keys of content blocks that structure them rather than carry text.
+_STRUCTURAL_KEYS = frozenset({"type", "id", "name", "index", "signature"})
+
+
+def text_rewritten(content: Content, rewrite: Rewrite) -> Content:
+    """``content`` with its text rewritten: the string, or each block's ``text``. Returns
+    ``content`` itself when nothing changed."""
+    if isinstance(content, str):
+        return rewrite(content)
+    blocks = [_block_rewritten(block, rewrite) for block in content]
+    return content if all(a is b for a, b in zip(blocks, content, strict=True)) else blocks
+
+
+def _block_rewritten(block: str | dict[str, Any], rewrite: Rewrite) -> str | dict[str, Any]:
+    if isinstance(block, str):
+        return rewrite(block)
+    text = block.get("text")
+    if not isinstance(text, str):
+        return block
+    new = rewrite(text)
+    return block if new is text else {**block, "text": new}
+
+
+def leaves_rewritten(value: Any, rewrite: Rewrite) -> Any:
+    """Every string inside ``value`` rewritten."""
+    if isinstance(value, str):
+        return rewrite(value)
+    if isinstance(value, list):
+        return [leaves_rewritten(item, rewrite) for item in value]
+    if isinstance(value, dict):
+        return {key: leaves_rewritten(item, rewrite) for key, item in value.items()}
+    return value
+
+
+def content_leaves_rewritten(content: Content, rewrite: Rewrite) -> Content:
+    """Every string of ``content`` rewritten, except the keys that structure its blocks."""
+    if isinstance(content, str):
+        return rewrite(content)
+    return [
+        {k: v if k in _STRUCTURAL_KEYS else leaves_rewritten(v, rewrite) for k, v in b.items()}
+        if isinstance(b, dict)
+        else rewrite(b)
+        for b in content
+    ]
+
+
+def with_content(message: M, content: Content) -> M:
+    return (
+        message if content is message.content else message.model_copy(update={"content": content})
+    )

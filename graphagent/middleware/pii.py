@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeAlias, TypeVar, get_args
+from typing import Any, TypeVar, get_args
 
 from langchain_core.messages import (
     AIMessage,
@@ -37,7 +37,15 @@ from graphagent.middleware._pii_detectors import (
     detect_url,
     resolve_detector,
 )
-from graphagent.middleware._pii_redaction import Strategy, replaced, without_overlaps
+from graphagent.middleware._pii_redaction import (
+    Strategy,
+    content_leaves_rewritten,
+    leaves_rewritten,
+    replaced,
+    text_rewritten,
+    with_content,
+    without_overlaps,
+)
 from graphagent.middleware._pii_stream import PIIStreamTransformer
 from graphagent.middleware._replay import hold_back
 from graphagent.middleware.base import ToolResult
@@ -187,62 +195,6 @@ class ResolvedRedactionRule:
         if self.strategy == "block":
             raise PIIDetectionError(self.pii_type, matches)
         return replaced(content, matches, self.strategy), matches
-
-
-# -- message content ------------------------------------------------------------------------
-
-Content: TypeAlias = str | list[str | dict[str, Any]]
-Rewrite: TypeAlias = Callable[[str], str]
-# Keys of content blocks that structure them rather than carry text.
-_STRUCTURAL_KEYS = frozenset({"type", "id", "name", "index", "signature"})
-
-
-def _text_rewritten(content: Content, rewrite: Rewrite) -> Content:
-    """``content`` with its text rewritten: the string, or each block's ``text``. Returns
-    ``content`` itself when nothing changed."""
-    if isinstance(content, str):
-        return rewrite(content)
-    blocks = [_block_rewritten(block, rewrite) for block in content]
-    return content if all(a is b for a, b in zip(blocks, content, strict=True)) else blocks
-
-
-def _block_rewritten(block: str | dict[str, Any], rewrite: Rewrite) -> str | dict[str, Any]:
-    if isinstance(block, str):
-        return rewrite(block)
-    text = block.get("text")
-    if not isinstance(text, str):
-        return block
-    new = rewrite(text)
-    return block if new is text else {**block, "text": new}
-
-
-def _leaves_rewritten(value: Any, rewrite: Rewrite) -> Any:
-    """Every string inside ``value`` rewritten."""
-    if isinstance(value, str):
-        return rewrite(value)
-    if isinstance(value, list):
-        return [_leaves_rewritten(item, rewrite) for item in value]
-    if isinstance(value, dict):
-        return {key: _leaves_rewritten(item, rewrite) for key, item in value.items()}
-    return value
-
-
-def _content_leaves_rewritten(content: Content, rewrite: Rewrite) -> Content:
-    """Every string of ``content`` rewritten, except the keys that structure its blocks."""
-    if isinstance(content, str):
-        return rewrite(content)
-    return [
-        {k: v if k in _STRUCTURAL_KEYS else _leaves_rewritten(v, rewrite) for k, v in b.items()}
-        if isinstance(b, dict)
-        else rewrite(b)
-        for b in content
-    ]
-
-
-def _with_content(message: M, content: Content) -> M:
-    return (
-        message if content is message.content else message.model_copy(update={"content": content})
-    )
 
 
 # -- the middleware -------------------------------------------------------------------------
@@ -428,13 +380,13 @@ class PIIMiddleware(
 
         return message.model_copy(
             update={
-                "content": _content_leaves_rewritten(message.content, rewrite),
+                "content": content_leaves_rewritten(message.content, rewrite),
                 "tool_calls": [
-                    {**call, "args": _leaves_rewritten(call["args"], rewrite)}
+                    {**call, "args": leaves_rewritten(call["args"], rewrite)}
                     for call in message.tool_calls
                 ],
                 "invalid_tool_calls": [
-                    {**call, "args": _leaves_rewritten(call["args"], rewrite)}
+                    {**call, "args": leaves_rewritten(call["args"], rewrite)}
                     for call in message.invalid_tool_calls
                 ],
             }
@@ -465,8 +417,8 @@ class PIIMiddleware(
 
     def _rewritten(self, message: M, where: str) -> M:
         """``message`` with its text rewritten; the same object when nothing matched."""
-        return _with_content(
-            message, _text_rewritten(message.content, lambda t: self._rule.apply(t, where))
+        return with_content(
+            message, text_rewritten(message.content, lambda t: self._rule.apply(t, where))
         )
 
 

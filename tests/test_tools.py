@@ -211,7 +211,8 @@ def test_an_unregistered_tool_without_a_tool_wrapper_is_an_error(how_call: str) 
 
     agent = create_agent(ScriptedChatModel(["x"]), [multiply], middleware=[offer])
     with pytest.raises(
-        UnregisteredToolError, match=r"offered the tool 'add' .* no wrap_tool_call hook"
+        UnregisteredToolError,
+        match=r"Unknown tools: \['add'\]\. Registered tools: \['multiply'\]\. .* no wrap_tool_call",
     ):
         run_agent(agent, how_call, {"messages": ["x"]})
 

@@ -29,13 +29,15 @@ class ToolRegistry:
             return
         offered = [t.name for t in tools if isinstance(t, BaseTool) and t.name not in self.names]
         if offered:
-            raise UnregisteredToolError(_unregistered(offered[0]))
+            raise UnregisteredToolError(_unregistered(offered, sorted(self.names)))
 
 
-def _unregistered(name: str) -> str:
+def _unregistered(unknown: list[str], registered: list[str]) -> str:
+    # LangChain's opening lines, then what happened and the fix.
     return (
-        "Middleware added tools that the agent doesn't know how to execute: the model was offered "
-        f"the tool '{name}' by a wrap_model_call hook, but the agent cannot execute it and has no "
-        "wrap_tool_call hook; register it (create_agent(tools=...) or a middleware's `tools`), "
-        "or execute it in a wrap_tool_call hook with request.override(tool=...)."
+        "Middleware added tools that the agent doesn't know how to execute. "
+        f"Unknown tools: {unknown}. Registered tools: {registered}. A wrap_model_call hook "
+        "offered them to the model, but the agent cannot execute them and has no wrap_tool_call "
+        "hook; register them (create_agent(tools=...) or a middleware's `tools`), or execute "
+        "them in a wrap_tool_call hook with request.override(tool=...)."
     )

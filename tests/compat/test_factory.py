@@ -85,6 +85,9 @@ def test_an_unregistered_tool_without_a_tool_wrapper_raises_value_error(how_call
 
     assert isinstance(caught.value, UnregisteredToolError)
     assert isinstance(caught.value, LookupError), "graphagent's earlier base is kept"
+    # LangChain's lines, which its users match: the unknown and the registered tools.
+    assert "Unknown tools: ['add']" in str(caught.value)
+    assert "Registered tools: ['multiply']" in str(caught.value)
 
 
 def offer_add(request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:

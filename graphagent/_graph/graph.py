@@ -53,7 +53,7 @@ def build_graph(
         model, system_message, offered, name, state_keys, plain_keys, registry, response_format
     )
     graph.add_node(MODEL_NODE, model_node(setup, plan.hooks["wrap_model_call"]))
-    if plan.tools:
+    if TOOLS_NODE in plan.routes:
         graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.hooks["wrap_tool_call"]))
     return_direct = frozenset(t.name for t in plan.tools if t.return_direct)
     for source, route in plan.routes.items():

@@ -56,7 +56,9 @@ def compile_plan(
     entry, routes = lay_out(
         hooks,
         fused=fuse_hooks,
-        has_tools=bool(all_tools),
+        # As in LangChain, a wrap_tool_call hook gets a tools node even without tools: it may
+        # execute a tool a wrap_model_call hook offers (request.override(tool=...)).
+        has_tools=bool(all_tools or hooks["wrap_tool_call"]),
         return_direct=any(t.return_direct for t in all_tools),
         loops=structured_output,
     )

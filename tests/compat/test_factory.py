@@ -114,6 +114,26 @@ def test_a_tool_added_by_wrap_model_call_runs_when_wrap_tool_call_answers_it(
     assert (answer.content, answer.status) == ("5", "success")
 
 
+@pytest.mark.parametrize("tools", [[], None], ids=["no tools", "tools=None"])
+def test_an_agent_without_tools_runs_a_tool_its_middleware_adds_and_executes(
+    how_call: str, tools: list[Any] | None
+) -> None:
+    # LangChain gives an agent a tools node when a middleware has wrap_tool_call, tools or not.
+    @wrap_tool_call
+    def execute(request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request.override(tool=add))
+
+    model = ScriptedChatModel([calls(("add", {"a": 2, "b": 3})), "5"])
+    agent = create_agent(model, tools, middleware=[wrap_model_call(offer_add), execute])
+
+    result = run_agent(agent, how_call, {"messages": ["q"]})
+
+    assert "tools" in agent.get_graph().nodes
+    [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert (answer.name, answer.content) == ("add", "5")
+    assert result["messages"][-1].content == "5"
+
+
 def test_a_call_to_an_added_tool_nobody_runs_gets_an_error_tool_message(how_call: str) -> None:
     @wrap_tool_call
     def passthrough(request: Any, handler: Callable[[Any], Any]) -> Any:

@@ -4,7 +4,9 @@ assigning any attribute works with a ``DeprecationWarning`` in LangChain's words
 ``RequestAssignmentWarning``, which a caller may turn into an error); building a request hides no
 other thread's warnings, and ``override()`` emits none. A hook defined only as ``async def`` and
 reached by ``invoke`` raises ``NotImplementedError``, so ``except NotImplementedError`` clauses
-written for LangChain keep catching ``AsyncOnlyHookError``."""
+written for LangChain keep catching ``AsyncOnlyHookError``. Two ``ExtendedModelResponse``
+commands (or one and the structured response) giving one plain field different values raise
+``InvalidUpdateError``, as langgraph does for LangChain; reducer fields take every layer's."""
 
 from __future__ import annotations
 
@@ -13,13 +15,21 @@ import threading
 import warnings
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NotRequired
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import InvalidUpdateError
+from langgraph.types import Command
 
-from graphagent import AsyncOnlyHookError, create_agent
-from graphagent.middleware import AgentMiddleware, ModelRequest, ModelResponse, wrap_model_call
+from graphagent import AgentState, AsyncOnlyHookError, create_agent
+from graphagent.middleware import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    wrap_model_call,
+)
 from graphagent.requests import RequestAssignmentWarning
 from graphagent.testing import ScriptedChatModel
 from tests.conftest import run_agent
@@ -221,3 +231,57 @@ def test_a_request_built_through_a_subscripted_class_warns_nothing() -> None:
         request = ModelRequest[None](model=ScriptedChatModel(["x"]), messages=[])
 
     assert request.messages == []
+
+
+# --- ExtendedModelResponse commands: one value per plain field ------------------------------
+
+
+class Noted(AgentState):
+    note: NotRequired[str]
+
+
+def noting(label: str, note: str) -> AgentMiddleware:
+    def wrap(request: ModelRequest, handler: Handler) -> Any:
+        extra = HumanMessage(f"from {label}", id=label)
+        return ExtendedModelResponse(
+            handler(request), Command(update={"note": note, "messages": [extra]})
+        )
+
+    return wrap_model_call(name=label, state_schema=Noted)(wrap)
+
+
+def test_two_layers_writing_one_plain_field_raise_invalid_update_error(how_call: str) -> None:
+    agent = create_agent(
+        ScriptedChatModel(["hi"]), middleware=[noting("Outer", "outer"), noting("Inner", "inner")]
+    )
+
+    with pytest.raises(InvalidUpdateError, match=r"^At key 'note': Can receive only one value"):
+        run_agent(agent, how_call, {"messages": ["q"]})
+
+
+def test_a_command_and_the_structured_response_clash_too(how_call: str) -> None:
+    @wrap_model_call
+    def override(request: ModelRequest, handler: Handler) -> Any:
+        response = handler(request)
+        structured = ModelResponse(result=response.result, structured_response={"from": "model"})
+        command = Command(update={"structured_response": {"from": "command"}})
+        return ExtendedModelResponse(structured, command)
+
+    agent = create_agent(ScriptedChatModel(["hi"]), middleware=[override])
+
+    with pytest.raises(InvalidUpdateError, match="structured_response"):
+        run_agent(agent, how_call, {"messages": ["q"]})
+
+
+def test_messages_of_every_layer_are_added_inner_first(how_call: str) -> None:
+    @wrap_model_call(name="Outer", state_schema=Noted)
+    def outer(request: ModelRequest, handler: Handler) -> Any:
+        extra = HumanMessage("from Outer", id="Outer")
+        return ExtendedModelResponse(handler(request), Command(update={"messages": [extra]}))
+
+    agent = create_agent(ScriptedChatModel(["hi"]), middleware=[outer, noting("Inner", "inner")])
+
+    result = run_agent(agent, how_call, {"messages": ["q"]})
+
+    assert [m.text for m in result["messages"]] == ["q", "hi", "from Inner", "from Outer"]
+    assert result["note"] == "inner"

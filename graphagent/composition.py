@@ -42,7 +42,7 @@ class _AgentTool(BaseTool):
         config: RunnableConfig,
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> str:
-        result = self.agent.invoke(_inputs(request), _nested(config, run_manager))
+        result = self.agent.invoke(_inputs(request), _nested(self.agent, config, run_manager))
         return _final_text(self.name, result)
 
     async def _arun(
@@ -51,7 +51,8 @@ class _AgentTool(BaseTool):
         config: RunnableConfig,
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
-        result = await self.agent.ainvoke(_inputs(request), _nested(config, run_manager))
+        nested = _nested(self.agent, config, run_manager)
+        result = await self.agent.ainvoke(_inputs(request), nested)
         return _final_text(self.name, result)
 
 
@@ -99,10 +100,16 @@ def _inputs(request: str) -> dict[str, Any]:
 
 
 def _nested(
+    agent: Runnable[Any, Any],
     config: RunnableConfig,
     run_manager: CallbackManagerForToolRun | AsyncCallbackManagerForToolRun | None,
 ) -> RunnableConfig:
-    """The tool's config with callbacks that make the inner run a child of this tool run."""
+    """The tool's config for the inner run: callbacks that make it a child of this tool run, and
+    the inner agent's own metadata over the caller's, so that its name (``lc_agent_name``) is
+    the one on its chunks and runs (a config passed in replaces the agent's own metadata)."""
+    own = (getattr(agent, "config", None) or {}).get("metadata") or {}
+    if own:
+        config = {**config, "metadata": {**(config.get("metadata") or {}), **own}}
     if run_manager is None:
         return config
     return patch_config(config, callbacks=run_manager.get_child())
@@ -116,3 +123,4 @@ def _final_text(tool_name: str, result: Any) -> str:
             "messages; as_tool() needs an agent whose output has a 'messages' list."
         )
     return messages[-1].text
+

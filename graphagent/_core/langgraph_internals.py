@@ -16,25 +16,42 @@
 - ``child_mux``: the event pipeline of a nested run, for the ``run.subagents`` handles
   (``_core/subagents.py`` extends langgraph's ``SubgraphTransformer`` through the hooks it
   documents for subclasses; building a child pipeline has no public way).
+- ``parent_channels`` / ``sends_to``: what a graph running as a task of a parent can see of it
+  (the parent's channels, the ``Send`` packets of its step), which langgraph passes in the task's
+  config but does not publish.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import partial
 from types import TracebackType
 from typing import Any, cast
 
 from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import (
+    CONFIG_KEY_READ,
+    CONFIG_KEY_READ_STATE,
+    PUSH,
+    TASKS,
+)
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.channels import BaseChannel, BinaryOperatorAggregate
-from langgraph.errors import GraphBubbleUp, GraphDrained, GraphRecursionError, is_invalid_resume
+from langgraph.errors import (
+    EmptyChannelError,
+    GraphBubbleUp,
+    GraphDrained,
+    GraphRecursionError,
+    is_invalid_resume,
+)
 from langgraph.prebuilt import ToolNode, ToolRuntime
+from langgraph.pregel._algo import local_read
 from langgraph.pregel._loop import SyncPregelLoop
 from langgraph.pregel._utils import is_xxh3_128_hexdigest as is_interrupt_id
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command, Overwrite, Send
 
 from graphagent.errors import AgentInputError
 
@@ -49,6 +66,9 @@ __all__ = [
     "is_interrupt_id",
     "is_overwrite",
     "overwritten",
+    "parent_channels",
+    "sends_to",
+    "task_runnable",
     "update_pairs",
 ]
 
@@ -211,3 +231,41 @@ def child_mux(mux: Any, scope: tuple[str, ...]) -> Any:
         return mux._make_child(scope)
     except RuntimeError:  # a mux built from ready transformers, not factories
         return None
+
+
+def parent_channels(config: Mapping[str, Any]) -> Mapping[str, BaseChannel[Any, Any, Any]] | None:
+    """The channels of the parent graph whose task is running now (``config`` is the task's, as a
+    subgraph receives it), or ``None`` outside a task, or where langgraph does not show them."""
+    read = (config.get("configurable") or {}).get(CONFIG_KEY_READ)
+    if isinstance(read, partial) and read.func is local_read and len(read.args) > 1:
+        channels = read.args[1]
+        if isinstance(channels, Mapping):
+            return channels
+    return None
+
+
+def task_runnable(config: Mapping[str, Any]) -> Any:
+    """The runnable of the parent's node whose task is running now, where langgraph shows it (to
+    tasks started by a ``Send``); ``None`` elsewhere."""
+    read_state = (config.get("configurable") or {}).get(CONFIG_KEY_READ_STATE)
+    if isinstance(read_state, partial) and read_state.args:
+        return getattr(read_state.args[0], "bound", None)
+    return None
+
+
+def sends_to(config: Mapping[str, Any]) -> list[Send] | None:
+    """The ``Send`` packets of the parent's step addressed to the node whose task is running now,
+    when that task is one of them; ``None`` when it was not started by a ``Send``."""
+    metadata = config.get("metadata") or {}
+    path = metadata.get("langgraph_path")
+    if not (isinstance(path, tuple) and path and path[0] == PUSH and len(path) == 3):
+        return None
+    channels = parent_channels(config)
+    if channels is None or TASKS not in channels:
+        return None
+    try:
+        packets = channels[TASKS].get()
+    except EmptyChannelError:
+        return None
+    node = metadata.get("langgraph_node")
+    return [p for p in packets if isinstance(p, Send) and p.node == node]

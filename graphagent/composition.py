@@ -1,4 +1,7 @@
-"""Composing agents: one agent offered to another as a tool.
+"""Composing agents: an agent added to a parent graph, or offered to another agent as a tool.
+
+``add_agent(graph, agent)`` adds a compiled agent as a node of a parent ``StateGraph`` after
+checking the state fields both declare.
 
 ``as_tool(agent, name=..., description=...)`` wraps a compiled agent in a ``BaseTool``. Each call
 starts a fresh conversation of the inner agent with the request as its only user message and
@@ -10,7 +13,7 @@ agent runs as a subgraph: interrupts raised in it surface on the outer graph.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -19,7 +22,12 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["as_tool"]
+from graphagent._run.state_clash import check_shared_fields
+from graphagent.agent import CompiledAgent
+
+__all__ = ["add_agent", "as_tool"]
+
+GraphT = TypeVar("GraphT")
 
 
 class AgentRequest(BaseModel):
@@ -124,3 +132,46 @@ def _final_text(tool_name: str, result: Any) -> str:
         )
     return messages[-1].text
 
+
+def add_agent(
+    graph: GraphT, agent: CompiledAgent, *, name: str | None = None, **options: Any
+) -> GraphT:
+    """Add ``agent`` to the parent ``graph`` (a ``StateGraph``) as the node ``name``, after
+    checking the state fields both declare.
+
+    ``graph.add_node(agent)`` adds it as well; this helper first compares the agent's fields that
+    cross the boundary (those in its input or output) with the parent's fields of the same name,
+    and refuses a pair whose types cannot hold each other's values, or whose parent reducer is
+    not the agent's (the parent would reduce the agent's whole value, which holds what it was
+    given, a second time).
+
+    Args:
+        graph: The parent graph, not compiled yet.
+        agent: A compiled agent (from ``create_agent``).
+        name: The node's name; the agent's own name by default.
+        **options: Passed on to ``graph.add_node`` (``retry_policy``, ``defer``, ...).
+
+    Returns:
+        ``graph``, so calls can be chained.
+
+    Raises:
+        StateSchemaConflictError: A field both declare, with clashing types or reducers; the
+            message names the field, both declarations and the fixes.
+        TypeError: ``agent`` is not a compiled agent, or ``graph`` is not a ``StateGraph``.
+    """
+    if not isinstance(agent, CompiledAgent):
+        raise TypeError(
+            f"add_agent() needs an agent from create_agent, got {type(agent).__name__}; add "
+            "other graphs with graph.add_node(...)."
+        )
+    channels = getattr(graph, "channels", None)
+    if not isinstance(channels, Mapping) or not callable(getattr(graph, "add_node", None)):
+        raise TypeError(
+            f"add_agent() adds an agent to a StateGraph that is not compiled yet, got "
+            f"{type(graph).__name__}."
+        )
+    node = name or agent.name
+    where = f"the parent graph (node '{node}')"
+    check_shared_fields(agent.name, agent.plan.schemas.fields, agent.channels, channels, where)
+    graph.add_node(node, agent, **options)  # type: ignore[attr-defined]
+    return graph

@@ -17,6 +17,7 @@ from graphagent._graph.model_node import ModelSetup, model_node
 from graphagent._graph.nodes import destinations, hook_node, router
 from graphagent._graph.state_view import StateChannels
 from graphagent._graph.tool_node import tools_node
+from graphagent._run.state_clash import name_reducer_failures
 from graphagent._run.tool_registry import ToolRegistry
 
 
@@ -37,6 +38,7 @@ def build_graph(
         input_schema=schemas.input,
         output_schema=schemas.output,
     )
+    name_reducer_failures(graph.channels)
     state_keys = frozenset(schemas.fields)
     plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
     fields = StateChannels.of(graph.channels, {k: f.owner for k, f in schemas.fields.items()})

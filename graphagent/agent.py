@@ -23,6 +23,7 @@ from graphagent._core.runtime import (
 from graphagent._run import resume as _resume
 from graphagent._run.caller import refuse_misnamed_messages, refuse_unknown_run_options
 from graphagent._run.input import transformed, transformed_supersteps
+from graphagent._run.nesting import arefusing_interrupts, check_entry, refusing_interrupts
 from graphagent._run.runaway import arunaway_named, runaway_named
 from graphagent._run.wrap_agent import DONE, WrappedRun
 
@@ -92,7 +93,9 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         config, carrying its ledger."""
         refuse_unknown_run_options(kwargs)
         refuse_misnamed_messages(input, self.name)
-        return ledgered(config, self.name, self.max_model_calls, input)
+        config, ledger = ledgered(config, self.name, self.max_model_calls, input)
+        check_entry(self, input, config)
+        return config, ledger
 
     def _stream(
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
@@ -111,12 +114,14 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def _graph_stream(
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
     ) -> Iterator[Any]:
-        return runaway_named(super().stream(input, config, **kwargs), ledger)
+        chunks = runaway_named(super().stream(input, config, **kwargs), ledger)
+        return refusing_interrupts(self, chunks) if self.checkpointer is False else chunks
 
     def _graph_astream(
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
     ) -> AsyncIterator[Any]:
-        return arunaway_named(super().astream(input, config, **kwargs), ledger)
+        chunks = arunaway_named(super().astream(input, config, **kwargs), ledger)
+        return arefusing_interrupts(self, chunks) if self.checkpointer is False else chunks
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         """``update_state`` writes what the ``transform_input`` hooks make of its values."""

@@ -46,6 +46,11 @@ class LangChainImportedError(GraphAgentError, RuntimeError):
     ``langchain.chat_models``) was imported, too late to stand in for it."""
 
 
+class CompositionError(GraphAgentError, ValueError):
+    """An agent composed into a parent graph in a way that cannot run correctly: branches of one
+    fan-out that would share one saved state, or an interrupt that could not resume."""
+
+
 class HooklessMiddlewareWarning(UserWarning):
     """Deprecated, no longer emitted: a middleware that defines no hook, tool or state is noted
     on the ``graphagent`` logger instead, as LangChain takes one without a word. Kept so that

@@ -19,6 +19,8 @@
 - ``parent_channels`` / ``sends_to``: what a graph running as a task of a parent can see of it
   (the parent's channels, the ``Send`` packets of its step), which langgraph passes in the task's
   config but does not publish.
+- ``lent_checkpointer``: the config under which a graph reads its state from a checkpointer its
+  parent lends it, as langgraph's own ``get_state(..., subgraphs=True)`` does.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from typing import Any, cast
 from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import (
+    CONF,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_READ,
     CONFIG_KEY_READ_STATE,
     PUSH,
@@ -65,6 +70,8 @@ __all__ = [
     "is_control_flow",
     "is_interrupt_id",
     "is_overwrite",
+    "lending",
+    "lent_checkpointer",
     "overwritten",
     "parent_channels",
     "sends_to",
@@ -269,3 +276,18 @@ def sends_to(config: Mapping[str, Any]) -> list[Send] | None:
         return None
     node = metadata.get("langgraph_node")
     return [p for p in packets if isinstance(p, Send) and p.node == node]
+
+
+def lent_checkpointer(config: Mapping[str, Any]) -> Any:
+    """The checkpointer a parent lends the graph reading ``config``, if any."""
+    return (config.get(CONF) or {}).get(CONFIG_KEY_CHECKPOINTER)
+
+
+def lending(config: Mapping[str, Any], checkpointer: Any, namespace: str) -> dict[str, Any]:
+    """A config reading the state at ``namespace`` of ``config``'s thread from ``checkpointer``
+    (a parent's, lent to the graph that saved there)."""
+    configurable = {**(config.get(CONF) or {})}
+    configurable.pop("checkpoint_id", None)
+    configurable[CONFIG_KEY_CHECKPOINT_NS] = namespace
+    configurable[CONFIG_KEY_CHECKPOINTER] = checkpointer
+    return {**config, CONF: configurable}

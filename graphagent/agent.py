@@ -12,15 +12,16 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot
 
-from graphagent._core.bridge import ASYNC, SYNC
+from graphagent._core.bridge import ASYNC, SYNC, run_sync
 from graphagent._core.ceiling import DEFAULT_MAX_MODEL_CALLS, RunLedger, ledgered
 from graphagent._core.records import Plan
 from graphagent._core.runtime import (
     DEFAULT_AGENT_NAME as DEFAULT_AGENT_NAME,
     AgentRuntime as AgentRuntime,
 )
-from graphagent._run import resume as _resume
+from graphagent._run import inner_state, resume as _resume
 from graphagent._run.caller import refuse_misnamed_messages, refuse_unknown_run_options
 from graphagent._run.input import transformed, transformed_supersteps
 from graphagent._run.nesting import arefusing_interrupts, check_entry, refusing_interrupts
@@ -122,6 +123,16 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     ) -> AsyncIterator[Any]:
         chunks = arunaway_named(super().astream(input, config, **kwargs), ledger)
         return arefusing_interrupts(self, chunks) if self.checkpointer is False else chunks
+
+    def get_state(self, config: Any, *, subgraphs: bool = False) -> StateSnapshot:
+        """The state, with ``subgraphs=True`` also that of each agent paused behind a tool
+        (``as_tool``), in the paused ``tools`` task (docs/composition.md)."""
+        own = super().get_state
+        return run_sync(inner_state.snapshot(SYNC, self, config, subgraphs, own), "get_state")
+
+    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> StateSnapshot:
+        own = super().aget_state
+        return await inner_state.snapshot(ASYNC, self, config, subgraphs, own)
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         """``update_state`` writes what the ``transform_input`` hooks make of its values."""

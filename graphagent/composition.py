@@ -44,6 +44,11 @@ class _AgentTool(BaseTool):
     agent: Runnable[Any, Any]
     args_schema: type[BaseModel] = AgentRequest
 
+    @property
+    def graphagent_inner_agent(self) -> Runnable[Any, Any]:
+        """The agent each call runs, where the outer agent's ``get_state`` finds its state."""
+        return self.agent
+
     def _run(
         self,
         request: str,

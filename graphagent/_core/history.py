@@ -10,10 +10,14 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 FINAL_ANSWER = "graphagent_structured_response"
 """Marks (in ``response_metadata``) the ToolMessage answering a valid structured-output call."""
 
-UNANSWERED = (
-    "No result: this tool call was never executed (it was cancelled, rejected, or its result "
-    "was removed from the conversation)."
+UNANSWERED = "No result: this tool call did not run, as far as the conversation shows."
+"""The answer filled in for a call of a turn in which no call has an answer."""
+RESULT_NOT_KEPT = (
+    "No result kept: this tool call ran, but its result was not added to the conversation. Do "
+    "not assume it had no effect; check before calling it again."
 )
+"""The answer filled in for a call whose turn has answers to other calls (they ran together, so
+it ran too, and its result was dropped), and for a call known to have run without one."""
 
 
 def pending_tool_calls(messages: Sequence[Any]) -> list[ToolCall]:
@@ -84,7 +88,8 @@ def pair_tool_calls(messages: list[Any]) -> list[Any]:
 
     Providers reject histories where a tool call has no ToolMessage (left by editing, summarizing
     or a rejected call) or a ToolMessage answers no call. A missing answer is filled with an error
-    ToolMessage right after its AI message's answers; an orphan answer is dropped.
+    ToolMessage right after its AI message's answers (``RESULT_NOT_KEPT`` when other calls of that
+    message have answers, ``UNANSWERED`` when none has); an orphan answer is dropped.
     """
     called = {_id for m in messages if isinstance(m, AIMessage) for _id in _call_ids(m)}
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
@@ -92,16 +97,19 @@ def pair_tool_calls(messages: list[Any]) -> list[Any]:
         return messages
     repaired: list[Any] = []
     missing: list[str] = []
+    text = UNANSWERED
     for message in messages:
         if isinstance(message, ToolMessage):
             if message.tool_call_id in called:
                 repaired.append(message)
             continue
-        repaired += _fill(missing)
+        repaired += _fill(missing, text)
         repaired.append(message)
         if isinstance(message, AIMessage):
-            missing = [i for i in _call_ids(message) if i not in answered]
-    return repaired + _fill(missing)
+            ids = _call_ids(message)
+            missing = [i for i in ids if i not in answered]
+            text = RESULT_NOT_KEPT if len(missing) < len(ids) else UNANSWERED
+    return repaired + _fill(missing, text)
 
 
 def _call_ids(message: AIMessage) -> list[str]:
@@ -110,7 +118,7 @@ def _call_ids(message: AIMessage) -> list[str]:
     return [i for i in ids if i]
 
 
-def _fill(missing: list[str]) -> list[ToolMessage]:
-    filled = [ToolMessage(UNANSWERED, tool_call_id=i, status="error") for i in missing]
+def _fill(missing: list[str], text: str) -> list[ToolMessage]:
+    filled = [ToolMessage(text, tool_call_id=i, status="error") for i in missing]
     missing.clear()
     return filled

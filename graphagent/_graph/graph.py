@@ -43,10 +43,18 @@ def build_graph(
     plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
     fields = StateChannels.of(graph.channels, {k: f.owner for k, f in schemas.fields.items()})
     types = field_types(schemas.fields, graph.channels)
+    after_tools = _after_tools(plan)
     for group in plan.groups:
         graph.add_node(
             group.node,
-            hook_node(group, plan.routes[group.node], fields, plan.facts, types),
+            hook_node(
+                group,
+                plan.routes[group.node],
+                fields,
+                plan.facts,
+                types,
+                after_tools=group.node in after_tools,
+            ),
             trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.hooks["wrap_tool_call"]))
@@ -54,7 +62,8 @@ def build_graph(
     setup = ModelSetup(
         model, system_message, offered, name, state_keys, plain_keys, registry, response_format
     )
-    graph.add_node(MODEL_NODE, model_node(setup, plan.hooks["wrap_model_call"]))
+    calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
+    graph.add_node(MODEL_NODE, calls)
     if TOOLS_NODE in plan.routes:
         graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.hooks["wrap_tool_call"]))
     return_direct = frozenset(t.name for t in plan.tools if t.return_direct)
@@ -65,3 +74,9 @@ def build_graph(
         else:
             graph.add_conditional_edges(source, router(source, route, return_direct), targets)
     return graph
+
+
+def _after_tools(plan: Plan) -> frozenset[str]:
+    """The nodes that may run right after the tools: where a deferred handoff happens."""
+    route = plan.routes.get(TOOLS_NODE)
+    return frozenset() if route is None else frozenset(n for n in (route.default, route.exit) if n)

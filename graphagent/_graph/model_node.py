@@ -21,6 +21,7 @@ from graphagent._core.log import model_step
 from graphagent._core.records import MODEL_NODE, Hook, async_only_error
 from graphagent._models.configurable import ConfigurableChatModel
 from graphagent._run.chain import LayerCore, build_onion, hook_layers
+from graphagent._run.handoff import handing_off
 from graphagent._run.model_call import ModelCall, Outcome
 from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import HookReturnError, UnsupportedCommandError, note_origin
@@ -41,8 +42,11 @@ class ModelSetup:
     response_format: Any
 
 
-def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
-    """The ``"model"`` node, with the wrap hooks nested around the model call."""
+def model_node(
+    setup: ModelSetup, hooks: Sequence[Hook], *, after_tools: bool = False
+) -> RunnableCallable:
+    """The ``"model"`` node, with the wrap hooks nested around the model call. Right after the
+    tools (``after_tools``), it first hands off when a tool of the turn did."""
     call = ModelCall(setup.name, setup.registry)
     sync_error = async_only_error(hooks)
     modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
@@ -62,7 +66,7 @@ def model_node(setup: ModelSetup, hooks: Sequence[Hook]) -> RunnableCallable:
         outcome = await mode.call(chains[mode], _request(setup, state, messages, runtime))
         return _update(outcome, setup.plain_keys, answered)
 
-    entry = EntryPoints(run, MODEL_NODE, sync_error)
+    entry = EntryPoints(handing_off(run) if after_tools else run, MODEL_NODE, sync_error)
     return RunnableCallable(entry, entry.arun, name=MODEL_NODE, trace=False)
 
 

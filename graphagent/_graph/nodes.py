@@ -17,6 +17,7 @@ from graphagent._core.log import hook_step
 from graphagent._core.records import TOOLS_NODE, Hook, HookGroup, Route, async_only_hook_error
 from graphagent._graph.field_types import FieldType, refuse_misfits
 from graphagent._graph.state_view import StateChannels, StateView
+from graphagent._run.handoff import handing_off, handoff_pending
 from graphagent.errors import HookReturnError, note_origin
 from graphagent.middleware.base import RUNNING_AGENT, AgentFacts
 from graphagent.state import JUMP_TARGETS
@@ -28,17 +29,21 @@ def hook_node(
     fields: StateChannels,
     facts: AgentFacts,
     types: Mapping[str, FieldType],
+    *,
+    after_tools: bool = False,
 ) -> RunnableCallable:
     """The node running ``group``'s hooks, as hooks of the agent ``facts`` describes. A sync-only
     hook runs inline under async runs (as langgraph runs sync nodes); an async-only hook under a
-    sync run raises a clear error."""
+    sync run raises a clear error. A node that may follow the tools (``after_tools``) first hands
+    off when a tool of the turn did (``_run/handoff.py``)."""
     state_keys = fields.keys
     steps = [HookStep(hook, route, state_keys, facts, types) for hook in group.hooks]
     step: HookStep | FusedStep = steps[0]
     if len(steps) > 1:
         step = FusedStep(group.node, steps, fields)
     asynchronous = any(hook.asynchronous for hook in group.hooks)
-    entry = EntryPoints(step.run, step.where)
+    core = handing_off(step.run) if after_tools else step.run
+    entry = EntryPoints(core, step.where)
     return RunnableCallable(
         entry, entry.arun if asynchronous else None, name=group.node, trace=False
     )
@@ -198,7 +203,8 @@ def router(source: str, route: Route, return_direct: frozenset[str]) -> Runnable
         if route.loop and answered_in_place(state["messages"]):
             return route.loop
         if route.exit and _called_any(state["messages"], return_direct):
-            return route.exit
+            # A call of the turn handing off goes on to the loop's entry, which hands off.
+            return route.default if handoff_pending(state["messages"]) else route.exit
         return route.default
 
     return RunnableCallable(route_next, name=f"{source}:route", trace=False)

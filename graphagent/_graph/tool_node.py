@@ -16,6 +16,7 @@ from graphagent._core.langgraph_internals import InlineToolNode
 from graphagent._core.log import tool_step
 from graphagent._core.records import TOOLS_NODE, Hook, async_only_error
 from graphagent._run.chain import LayerCore, build_onion, hook_layers
+from graphagent._run.handoff import deferred, is_handoff
 from graphagent.errors import HookReturnError, note_origin
 
 ToolResult = Any  # ToolMessage | Command
@@ -39,7 +40,10 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
                 raise
 
         chain = build_onion(layers[mode], in_mode(base, mode, TOOLS_NODE))
-        return tool_step(request.tool_call, await mode.call(chain, request))
+        result = await mode.call(chain, request)
+        if is_handoff(result):  # answered now, handed off once the turn's other calls are done
+            result = deferred(request.tool_call, result)
+        return tool_step(request.tool_call, result)
 
     entry = EntryPoints(run, TOOLS_NODE, sync_error)
     return InlineToolNode(

@@ -3,10 +3,11 @@
 from graphagent import _version
 from graphagent._langchain.install import install_as_langchain
 from graphagent.agent import AgentRuntime, CompiledAgent
-from graphagent.composition import as_tool
+from graphagent.composition import add_agent, as_tool, handoff_tool
 from graphagent.errors import (
     AgentInputError,
     AsyncOnlyHookError,
+    CompositionError,
     DuplicateMiddlewareError,
     GraphAgentError,
     HooklessMiddlewareWarning,
@@ -34,6 +35,7 @@ __all__ = [
     "AgentState",
     "AsyncOnlyHookError",
     "CompiledAgent",
+    "CompositionError",
     "ConfigurableChatModel",
     "DuplicateMiddlewareError",
     "GraphAgentError",
@@ -49,9 +51,11 @@ __all__ = [
     "StateSchemaConflictError",
     "ToolSelectionError",
     "UnregisteredToolError",
+    "add_agent",
     "as_tool",
     "create_agent",
     "explain",
+    "handoff_tool",
     "init_chat_model",
     "install_as_langchain",
 ]

@@ -1,7 +1,8 @@
 """Composing agents: an agent added to a parent graph, or offered to another agent as a tool.
 
 ``add_agent(graph, agent)`` adds a compiled agent as a node of a parent ``StateGraph`` after
-checking the state fields both declare.
+checking the state fields both declare. ``handoff_tool(to=...)`` is a tool that hands the
+conversation to another node of the parent graph (the supervisor and swarm patterns).
 
 ``as_tool(agent, name=..., description=...)`` wraps a compiled agent in a ``BaseTool``. Each call
 starts a fresh conversation of the inner agent with the request as its only user message and
@@ -13,19 +14,24 @@ agent runs as a subgraph: interrupts raised in it surface on the outer graph.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphagent._run.state_clash import check_shared_fields
 from graphagent.agent import CompiledAgent
 
-__all__ = ["add_agent", "as_tool"]
+__all__ = ["HANDOFF_DESTINATION", "add_agent", "as_tool", "handoff_tool"]
+
+HANDOFF_DESTINATION = "__handoff_destination"
+"""The tool metadata key naming where a handoff tool goes, as langgraph-supervisor and
+langgraph-swarm name it (they read it to draw and check their graphs)."""
 
 GraphT = TypeVar("GraphT")
 
@@ -180,3 +186,67 @@ def add_agent(
     check_shared_fields(agent.name, agent.plan.schemas.fields, agent.channels, channels, where)
     graph.add_node(node, agent, **options)  # type: ignore[attr-defined]
     return graph
+
+
+def handoff_tool(
+    to: str,
+    *,
+    description: str | None = None,
+    name: str | None = None,
+    update: Mapping[str, Any] | None = None,
+) -> BaseTool:
+    """A tool that hands the conversation to the node ``to`` of the parent graph.
+
+    Calling it ends the agent's run with ``Command(goto=to, graph=Command.PARENT, update=...)``:
+    the parent goes on at ``to`` (another agent, usually) instead of the agent's own next node.
+    The parent receives the AI message that made the call, the tool's answer
+    (``"Transferred to <to>."``) and an answer for every other call of the same model turn (the
+    calls run before the handoff happens), and ``update``'s fields.
+
+    Args:
+        to: The name of the parent's node to go to (an agent's name, for ``add_node(agent)``).
+        description: What the calling model reads to decide when to hand off; by default it
+            says the tool hands the conversation to ``to``.
+        name: The tool's name; ``transfer_to_<to>`` by default, as langgraph-supervisor and
+            langgraph-swarm name theirs.
+        update: More fields of the parent's state to write, such as
+            ``{"active_agent": to}`` for a swarm's router.
+
+    Returns:
+        A tool to pass in the agent's ``tools``; its metadata names ``to`` under
+        ``HANDOFF_DESTINATION``.
+
+    Raises:
+        ValueError: ``to`` or ``name`` is empty, or ``update`` writes ``messages``.
+    """
+    for option, value in (("to", to), ("name", name), ("description", description)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(
+                f"handoff_tool() got {option}={value!r}; pass a non-empty string (to: the name "
+                "of the parent's node to hand off to)."
+            )
+    extra = dict(update or {})
+    if "messages" in extra:
+        raise ValueError(
+            "handoff_tool(update=...) writes 'messages', which the handoff writes itself (the "
+            "AI message and the answers of its turn); pass other fields only."
+        )
+    tool_name = name or f"transfer_to_{to}"
+
+    def command(tool_call_id: str) -> Command[Any]:
+        answer = ToolMessage(f"Transferred to {to}.", tool_call_id=tool_call_id, name=tool_name)
+        return Command(goto=to, graph=Command.PARENT, update={"messages": [answer], **extra})
+
+    def hand_off(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        return command(tool_call_id)
+
+    async def ahand_off(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        return command(tool_call_id)
+
+    return StructuredTool.from_function(
+        hand_off,
+        coroutine=ahand_off,
+        name=tool_name,
+        description=description or f"Hand the conversation over to '{to}'.",
+        metadata={HANDOFF_DESTINATION: to},
+    )

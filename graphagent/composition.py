@@ -21,11 +21,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.errors import ParentCommand
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphagent._run.state_clash import check_shared_fields
 from graphagent.agent import CompiledAgent
+from graphagent.errors import CompositionError
 
 __all__ = ["HANDOFF_DESTINATION", "add_agent", "as_tool", "handoff_tool"]
 
@@ -61,7 +63,10 @@ class _AgentTool(BaseTool):
         config: RunnableConfig,
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> str:
-        result = self.agent.invoke(_inputs(request), _nested(self.agent, config, run_manager))
+        try:
+            result = self.agent.invoke(_inputs(request), _nested(self.agent, config, run_manager))
+        except ParentCommand as handoff:
+            raise _no_parent(self.name, handoff) from handoff
         return _final_text(self.name, result)
 
     async def _arun(
@@ -71,7 +76,10 @@ class _AgentTool(BaseTool):
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
         nested = _nested(self.agent, config, run_manager)
-        result = await self.agent.ainvoke(_inputs(request), nested)
+        try:
+            result = await self.agent.ainvoke(_inputs(request), nested)
+        except ParentCommand as handoff:
+            raise _no_parent(self.name, handoff) from handoff
         return _final_text(self.name, result)
 
 
@@ -132,6 +140,17 @@ def _nested(
     if run_manager is None:
         return config
     return patch_config(config, callbacks=run_manager.get_child())
+
+
+def _no_parent(tool_name: str, handoff: ParentCommand) -> CompositionError:
+    """A handoff from the agent behind a tool would land in the calling agent's tools node."""
+    goto = getattr(handoff.args[0], "goto", None) if handoff.args else None
+    return CompositionError(
+        f"The agent behind tool '{tool_name}' handed off to its parent graph (goto={goto!r}), but "
+        "it runs inside a tool call, not as a node of a parent graph: the handoff would land in "
+        "the calling agent's tools node. Add the agent as a node of the graph it hands off in "
+        "(graph.add_node(agent)), or give it no handoff tools."
+    )
 
 
 def _final_text(tool_name: str, result: Any) -> str:

@@ -19,7 +19,8 @@ from typing_extensions import TypedDict
 
 from graphagent import create_agent
 from graphagent._core.history import RESULT_NOT_KEPT
-from graphagent.composition import HANDOFF_DESTINATION, handoff_tool
+from graphagent.composition import HANDOFF_DESTINATION, as_tool, handoff_tool
+from graphagent.errors import CompositionError
 from graphagent.middleware import before_model, wrap_agent, wrap_tool_call
 from graphagent.testing import ScriptedChatModel, calls
 from tests.composition.parents import run
@@ -244,3 +245,22 @@ def test_handoff_tool_options_and_checks() -> None:
         handoff_tool("")
     with pytest.raises(ValueError, match="writes 'messages'"):
         handoff_tool("bob", update={"messages": []})
+
+
+def test_a_handoff_from_an_agent_behind_as_tool_is_refused(how_call: str) -> None:
+    inner = create_agent(
+        ScriptedChatModel([calls(("transfer_to_bob", {}))]), [handoff_tool("bob")], name="inner"
+    )
+    outer_model = ScriptedChatModel([calls(("ask_inner", {"request": "x"})), "done"])
+    outer = create_agent(
+        outer_model, [as_tool(inner, name="ask_inner", description="Ask.")], name="outer"
+    )
+
+    with pytest.raises(CompositionError) as refused:
+        run(outer, how_call, {"messages": [("user", "hi")]})
+
+    assert str(refused.value).startswith(
+        "The agent behind tool 'ask_inner' handed off to its parent graph (goto='bob'), but it "
+        "runs inside a tool call, not as a node of a parent graph"
+    )
+    assert outer_model.call_count == 1

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from graphagent import create_agent
 from graphagent.composition import as_tool
 from graphagent.testing import ScriptedChatModel, calls
@@ -44,9 +46,11 @@ def message_chunks(agent: Any, how: str) -> list[tuple[int, str, str | None]]:
     ]
 
 
+STREAMS = pytest.mark.parametrize("how", ["stream", "astream"])
+
+
+@STREAMS
 def test_the_innermost_agents_name_wins_at_every_depth(how: str) -> None:
-    if how in ("invoke", "ainvoke"):
-        how = how.replace("invoke", "stream")
     seen = message_chunks(three_levels(name="leaf"), how)
 
     assert seen == [
@@ -61,10 +65,9 @@ def test_the_innermost_agents_name_wins_at_every_depth(how: str) -> None:
     ]
 
 
+@STREAMS
 def test_an_unnamed_inner_agent_takes_the_name_of_the_agent_calling_it(how: str) -> None:
     """As in LangChain: only a named agent puts its name on its runs."""
-    if how in ("invoke", "ainvoke"):
-        how = how.replace("invoke", "stream")
     seen = message_chunks(three_levels(), how)
 
     assert [name for depth, _, name in seen if depth == 2] == ["middle", "middle"]

@@ -8,6 +8,7 @@ instead of hanging the suite.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import os
 import threading
@@ -22,7 +23,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
 from graphagent import AsyncOnlyHookError, create_agent
-from graphagent._core.bridge import ASYNC, SYNC, Mode, Workers, run_sync
+from graphagent._core.bridge import ASYNC, SYNC, Mode, TimedOut, Workers, run_sync
 from graphagent.middleware import AgentMiddleware
 from graphagent.testing import ScriptedChatModel
 
@@ -219,3 +220,97 @@ def test_a_core_that_suspends_in_a_sync_run_names_the_hook() -> None:
 
     with pytest.raises(AsyncOnlyHookError, match=r"^'Core\.wrap_model_call' awaited something"):
         run_sync(suspends(), "'Core.wrap_model_call'")
+
+
+# --- time limits and shared outcomes -----------------------------------------------------------
+
+
+def _in_mode(mode: Mode, core: Any) -> Any:
+    """Run ``core`` as a run of ``mode`` would: to its end in one step, or on an event loop."""
+    return _wait(core) if mode.asynchronous else run_sync(core, "'Core.wrap_tool_call'")
+
+
+@pytest.mark.parametrize("mode", [SYNC, ASYNC], ids=["sync", "async"])
+def test_call_within_returns_what_ends_in_time(mode: Mode) -> None:
+    async def answer(x: int) -> int:
+        return x + 1
+
+    fn = answer if mode.asynchronous else (lambda x: x + 1)
+    assert _in_mode(mode, mode.call_within(LIMIT, fn, 41)) == 42
+
+
+@pytest.mark.parametrize("mode", [SYNC, ASYNC], ids=["sync", "async"])
+def test_a_timeout_error_of_the_call_itself_is_not_taken_for_the_limit(mode: Mode) -> None:
+    async def fails() -> None:
+        raise TimeoutError("the service did not answer")
+
+    def fails_sync() -> None:
+        raise TimeoutError("the service did not answer")
+
+    fn = fails if mode.asynchronous else fails_sync
+    with pytest.raises(TimeoutError, match="the service") as caught:
+        _in_mode(mode, mode.call_within(LIMIT, fn))
+    assert not isinstance(caught.value, TimedOut)
+
+
+def test_a_sync_call_past_its_limit_is_left_running_in_its_thread() -> None:
+    release, finished = threading.Event(), threading.Event()
+    threads: list[str] = []
+
+    def hangs() -> str:
+        threads.append(threading.current_thread().name)
+        release.wait(LIMIT)  # held until the caller has given up on it
+        finished.set()
+        return "late"
+
+    # The call cannot end before `release` is set, whatever the limit: 0.01 s decides nothing.
+    with pytest.raises(TimedOut, match=r"within 0\.01 s"):
+        run_sync(SYNC.call_within(0.01, hangs), "'Core.wrap_tool_call'")
+    assert not finished.is_set()
+    release.set()
+    assert finished.wait(LIMIT)
+    assert threads[0].startswith("graphagent-bridge-")
+
+
+def test_an_async_call_past_its_limit_is_cancelled() -> None:
+    seen: list[str] = []
+
+    async def hangs() -> None:
+        try:
+            await asyncio.Event().wait()  # nothing ever sets it
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    with pytest.raises(TimedOut):
+        _wait(ASYNC.call_within(0.01, hangs))
+    assert seen == ["cancelled"]
+
+
+@pytest.mark.parametrize("mode", [SYNC, ASYNC], ids=["sync", "async"])
+def test_wait_gives_the_outcome_another_thread_settles(mode: Mode) -> None:
+    answer: concurrent.futures.Future[str] = concurrent.futures.Future()
+    failure: concurrent.futures.Future[str] = concurrent.futures.Future()
+    threading.Thread(target=answer.set_result, args=("shared",)).start()
+    threading.Thread(target=failure.set_exception, args=(KeyError("gone"),)).start()
+
+    assert _in_mode(mode, mode.wait(answer)) == "shared"
+    with pytest.raises(KeyError, match="gone"):
+        _in_mode(mode, mode.wait(failure))
+
+
+def test_cancelling_an_async_waiter_leaves_the_future_to_the_others() -> None:
+    shared: concurrent.futures.Future[str] = concurrent.futures.Future()
+
+    async def scenario() -> str:
+        first = asyncio.ensure_future(ASYNC.wait(shared))
+        second = asyncio.ensure_future(ASYNC.wait(shared))
+        await asyncio.sleep(0)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        shared.set_result("still here")
+        return await second
+
+    assert _wait(scenario()) == "still here"
+    assert not shared.cancelled()

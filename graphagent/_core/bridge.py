@@ -23,6 +23,10 @@ Cancelling the run cancels the inner work a layer is waiting for, and every late
 of that layer raises ``CancelledError`` without running anything (a sync retry loop cannot run a
 cancelled tool again). Code already running in the thread — a sync tool, ``time.sleep`` in a
 layer — cannot be interrupted; it runs to its end, unobserved.
+
+Time limits: :meth:`Mode.call_within` gives a call a number of seconds. An async call past them
+is cancelled; a sync one runs in a bridge thread that the caller stops waiting for, and that
+thread, like any other, runs its code to the end, unobserved, its result dropped.
 """
 
 from __future__ import annotations
@@ -64,6 +68,25 @@ class Mode(Protocol):
         """Blocking work (a model's construction, a CPU-heavy edit): inline in a sync run, in a
         thread of the loop's executor in an async one. It must not wait for other work."""
 
+    async def call_within(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
+        """:meth:`call`, given ``seconds`` to end, else :class:`TimedOut`. An async run cancels
+        the call; a sync run makes it in a bridge thread and stops waiting for it, and the
+        thread runs it to its end unobserved (see the module's notes)."""
+
+    async def wait(self, future: concurrent.futures.Future[T]) -> T:
+        """The outcome of ``future``, which other work (a thread, or a task) settles: a sync run
+        blocks on it, an async run awaits it. Cancelling the waiting task leaves ``future``
+        alone, for whoever else waits on it."""
+
+
+class TimedOut(TimeoutError):
+    """A call given to :meth:`Mode.call_within` did not end in time. Its own type, so that a
+    ``TimeoutError`` the call raises itself is never taken for it."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the call did not end within {seconds:g} s")
+        self.seconds = seconds
+
 
 class _Sync:
     asynchronous = False
@@ -80,6 +103,27 @@ class _Sync:
     async def offload(self, fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
 
+    async def call_within(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
+        outcome: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        context = contextvars.copy_context()
+
+        def job() -> None:
+            try:
+                result = context.run(fn, *args)
+            except BaseException as error:  # handed over to the caller, whatever it is
+                outcome.set_exception(error)
+            else:
+                outcome.set_result(result)
+
+        WORKERS.submit(job)
+        finished, _ = concurrent.futures.wait([outcome], timeout=seconds)
+        if not finished:
+            raise TimedOut(seconds)
+        return outcome.result()
+
+    async def wait(self, future: concurrent.futures.Future[T]) -> T:
+        return future.result()
+
 
 class _Async:
     asynchronous = True
@@ -95,6 +139,31 @@ class _Async:
 
     async def offload(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.to_thread(fn, *args)
+
+    async def call_within(
+        self, seconds: float, fn: Callable[..., Awaitable[Any]], *args: Any
+    ) -> Any:
+        try:
+            async with asyncio.timeout(seconds) as scope:
+                return await fn(*args)
+        except TimeoutError:
+            if scope.expired():
+                raise TimedOut(seconds) from None
+            raise
+
+    async def wait(self, future: concurrent.futures.Future[T]) -> T:
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+
+        def settle(done: concurrent.futures.Future[T]) -> None:
+            error = done.exception()
+            if error is None:
+                _call_soon(loop, _succeed, waiter, done.result())
+            else:
+                _call_soon(loop, _fail, waiter, error)
+
+        future.add_done_callback(settle)
+        return await waiter
 
 
 SYNC: Mode = _Sync()

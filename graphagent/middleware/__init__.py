@@ -134,6 +134,7 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
     "tool_emulator": ("LLMToolEmulator",),
     "tool_error": ("ToolErrorMiddleware",),
     "tool_retry": ("ToolRetryMiddleware",),
+    "tool_timeout": ("ToolTimeoutError", "ToolTimeoutMiddleware"),
     "tool_selection": ("LLMToolSelectorMiddleware",),
     "otel": ("OtelTracingMiddleware",),
 }
@@ -268,6 +269,10 @@ if _TYPE_CHECKING:  # the same names for type checkers; tests/test_imports.py ke
     )
     from graphagent.middleware.tool_selection import (
         LLMToolSelectorMiddleware as LLMToolSelectorMiddleware,
+    )
+    from graphagent.middleware.tool_timeout import (
+        ToolTimeoutError as ToolTimeoutError,
+        ToolTimeoutMiddleware as ToolTimeoutMiddleware,
     )
     from graphagent.middleware.trace_policy import (
         TracePolicy as TracePolicy,

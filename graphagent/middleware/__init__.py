@@ -124,6 +124,7 @@ _BUILT_INS: dict[str, tuple[str, ...]] = {
         "TodoListMiddleware",
         "write_todos",
     ),
+    "tool_call_deduplication": ("ToolCallDeduplicationMiddleware",),
     "tool_call_limit": (
         "ExitBehavior",
         "ToolCallLimitExceededError",
@@ -251,6 +252,9 @@ if _TYPE_CHECKING:  # the same names for type checkers; tests/test_imports.py ke
         Todo as Todo,
         TodoListMiddleware as TodoListMiddleware,
         write_todos as write_todos,
+    )
+    from graphagent.middleware.tool_call_deduplication import (
+        ToolCallDeduplicationMiddleware as ToolCallDeduplicationMiddleware,
     )
     from graphagent.middleware.tool_call_limit import (
         ExitBehavior as ExitBehavior,

@@ -7,6 +7,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 BENCH      := .venv-bench
 WHEEL_VENV := .venv-wheel
+README_VENV := .venv-readme
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Material for MkDocs prints a long notice about MkDocs 2 on every build unless this is set.
 export NO_MKDOCS_2_WARNING := 1
@@ -54,7 +55,10 @@ docs: $(TEST_STAMP)
 
 # Build the sdist and, from it, the wheel; install the wheel alone into a fresh venv and run the
 # demo and the README's first example there, outside the source tree (so nothing imports it),
-# then check that the wheel's .pth file installs graphagent as langchain when asked to.
+# and check that the wheel's .pth file installs graphagent as langchain when asked to. Then run
+# the README's own install lines as they are written (the blocks marked
+# `<!-- check-wheel: clone -->` and `wheel`), each in a fresh venv put first on PATH as if
+# activated, and the first example with what they installed.
 check-wheel: $(TEST_STAMP)
 	rm -rf dist $(WHEEL_VENV)
 	$(PY) -m build --outdir dist .
@@ -65,6 +69,12 @@ check-wheel: $(TEST_STAMP)
 	cd $(WHEEL_VENV) && bin/python -m graphagent.demo
 	cd $(WHEEL_VENV) && bin/python readme_example.py
 	cd $(WHEEL_VENV) && GRAPHAGENT_AS_LANGCHAIN=1 bin/python -c 'import langchain.agents as a, graphagent as g; assert a is g, a; print("GRAPHAGENT_AS_LANGCHAIN: the wheel installs graphagent as langchain")'
+	for way in clone wheel; do \
+		rm -rf dist $(README_VENV) && $(PY) -m venv $(README_VENV) && \
+		$(PY) .ci/readme_block.py README.md $$way > $(README_VENV)/install.sh && \
+		PATH="$(CURDIR)/$(README_VENV)/bin:$$PATH" bash -eux $(README_VENV)/install.sh && \
+		(cd $(README_VENV) && bin/python ../$(WHEEL_VENV)/readme_example.py) || exit 1; \
+	done
 
 # Runs every notebook and writes its outputs back into it (commit them: they read well on the web).
 notebooks: $(TEST_STAMP)
@@ -103,5 +113,5 @@ $(BENCH)/.installed: pyproject.toml
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(BENCH) $(WHEEL_VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BENCH) $(WHEEL_VENV) $(README_VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

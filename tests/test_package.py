@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -13,6 +15,7 @@ import graphagent
 from graphagent._version import DISTRIBUTION
 
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 # Where install lines are shown to users: docs, README, notebooks, error messages.
 USER_TEXT = [ROOT / "README.md", *ROOT.glob("docs/*.md"), *ROOT.glob("notebooks/*.ipynb")]
@@ -58,3 +61,25 @@ def test_installed_metadata_names_the_license_authors_and_keywords() -> None:
     assert installed["Author"] == "the graphagent authors"
     assert {"llm", "agents", "langgraph"} <= set(installed["Keywords"].split(","))
     assert installed["Description-Content-Type"] == "text/markdown"  # the README
+
+
+def test_check_wheel_runs_the_readme_install_lines_as_written() -> None:
+    """The README's install from a clone and from a built wheel are the blocks `make
+    check-wheel` runs, each in a fresh venv; this keeps the marks and the target together."""
+    recipe = (ROOT / "Makefile").read_text(encoding="utf-8").split("\ncheck-wheel:", 1)[1]
+    recipe = recipe.split("\n\n", 1)[0]
+    assert "for way in clone wheel; do" in recipe
+    assert ".ci/readme_block.py README.md $$way" in recipe
+    shown = {}
+    for way in ("clone", "wheel"):
+        printed = subprocess.run(
+            [sys.executable, str(ROOT / ".ci" / "readme_block.py"), str(README), way],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        shown[way] = printed.stdout
+    assert shown["clone"].startswith("python3 -m pip install .")
+    assert "python3 -m build --wheel" in shown["wheel"]
+    assert "python3 -m pip install dist/graphagent_langgraph-*.whl" in shown["wheel"]
+    assert "pip install graphagent-langgraph " in README.read_text(encoding="utf-8")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from langgraph.constants import END, START
@@ -29,7 +31,8 @@ class HookRun:
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
-    """The plan of one agent, readable as text (``str``) and as a picture in Jupyter."""
+    """The plan of one agent, readable as text (``str``) and as a picture: in Jupyter, as
+    :meth:`svg`, or in a file :meth:`save` writes."""
 
     name: str
     order: dict[str, tuple[str, ...]]
@@ -71,10 +74,30 @@ class Explanation:
             lines += [f"  {o}: {f}: {t}{_vis(v)}" for o, f, t, v in self.fields]
         return "\n".join(lines)
 
+    def svg(self) -> str:
+        """The graph as an SVG picture, made locally: nodes in run order, jump edges labelled
+        with their targets, and a legend."""
+        return svg(self.nodes, self.edges, _notes(self))
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the picture to ``path``, a ``.svg`` file (browsers and most editors open it),
+        and return the path.
+
+        Raises:
+            ValueError: ``path`` does not end in ``.svg``.
+        """
+        target = Path(path)
+        if target.suffix.lower() != ".svg":
+            raise ValueError(
+                f"explain(agent).save({str(path)!r}) writes SVG; give a path ending in .svg, "
+                f"e.g. {target.with_suffix('.svg').name!r}, or write str(explain(agent)) for "
+                "the text."
+            )
+        target.write_text(self.svg(), encoding="utf-8")
+        return target
+
     def _repr_html_(self) -> str:
-        return (
-            f"<div>{svg(self.nodes, self.edges, _notes(self))}<pre>{escape(str(self))}</pre></div>"
-        )
+        return f"<div>{self.svg()}<pre>{escape(str(self))}</pre></div>"
 
 
 def explain(graph: Any, node: str | None = None) -> Explanation:
@@ -112,17 +135,40 @@ def explain(graph: Any, node: str | None = None) -> Explanation:
         ),
         tools=tuple(t.name for t in plan.tools),
         nodes=_run_order(plan, tuple(drawn.nodes)),
-        edges=tuple(Edge(e.source, e.target, bool(e.conditional)) for e in drawn.edges),
+        edges=_edges(plan, drawn.edges),
     )
 
 
-def draw_svg(agent: CompiledAgent) -> str:
-    """The agent's graph as SVG, without any web service (what notebooks display)."""
-    return _repr_svg(explain(agent))
+def draw_svg(agent: Any) -> str:
+    """The agent's graph as SVG, made locally without any web service: what notebooks display,
+    and what ``explain(agent).save("agent.svg")`` writes.
+
+    Args:
+        agent: What :func:`explain` takes: an agent, or a compiled graph holding one.
+    """
+    return explain(agent).svg()
 
 
-def _repr_svg(explanation: Explanation) -> str:
-    return svg(explanation.nodes, explanation.edges, _notes(explanation))
+def _edges(plan: Plan, drawn: Any) -> tuple[Edge, ...]:
+    """The drawn graph's edges, each labelled with the jump targets that lead along it."""
+    targets: dict[tuple[str, str], list[str]] = {}
+    for group in plan.groups:
+        jumps = plan.routes[group.node].jumps
+        for hook in group.hooks:
+            for target in hook.can_jump_to:
+                if target in jumps:
+                    found = targets.setdefault((group.node, jumps[target]), [])
+                    found += [target] if target not in found else []
+    return tuple(
+        Edge(
+            e.source, e.target, bool(e.conditional), _jump_label(targets.get((e.source, e.target)))
+        )
+        for e in drawn
+    )
+
+
+def _jump_label(targets: list[str] | None) -> str:
+    return f"jump_to: {', '.join(targets)}" if targets else ""
 
 
 def _is_agent(graph: Any) -> TypeGuard[CompiledAgent]:

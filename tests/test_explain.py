@@ -193,3 +193,46 @@ def test_fused_hook_nodes_are_listed_with_their_hooks_in_turn() -> None:
     assert "Hook nodes" not in str(
         explain(create_agent(ScriptedChatModel(["x"]), middleware=stack))
     )
+
+
+def test_jump_edges_are_labelled_with_their_targets_and_a_legend_says_what_marks_mean() -> None:
+    @after_model(can_jump_to=["model", "end"])
+    def check(state: Any, runtime: Any) -> None:
+        return None
+
+    built = create_agent(ScriptedChatModel(["x"]), [add], middleware=[guard, check])
+    edges = {(e.source, e.target): e.label for e in explain(built).edges}
+
+    assert edges[("guard.before_model", "__end__")] == "jump_to: end"
+    assert edges[("check.after_model", "__end__")] == "jump_to: end"
+    assert edges[("check.after_model", "guard.before_model")] == "jump_to: model"
+    assert edges[("guard.before_model", "model")] == ""
+    image = explain(built).svg()
+    assert image.count(">jump_to: end</text>") == 2
+    assert image.count(">jump_to: model</text>") == 1
+    for meaning in ("always taken", "taken when the state says so", "a middleware hook"):
+        assert f">{meaning}</text>" in image
+
+
+def test_fused_jump_edges_leave_the_node_of_their_position(hook_mode: str) -> None:
+    built = create_agent(ScriptedChatModel(["x"]), [add], middleware=[guard])
+    source = "guard.before_model" if hook_mode == "nodes" else "before_model"
+
+    labels = {(e.source, e.target): e.label for e in explain(built).edges}
+
+    assert labels[(source, "__end__")] == "jump_to: end"
+
+
+def test_the_picture_is_saved_as_svg_outside_jupyter(tmp_path: Any) -> None:
+    from graphagent.explain import draw_svg
+
+    built = agent()
+    path = explain(built).save(tmp_path / "agent.svg")
+
+    assert path == tmp_path / "agent.svg"
+    assert path.read_text(encoding="utf-8") == draw_svg(built) == explain(built).svg()
+    assert draw_svg(built) == built._repr_mimebundle_()["image/svg+xml"]
+    explain(built).save(str(tmp_path / "as-text-path.SVG"))
+    wrong = r"writes SVG; give a path ending in \.svg, e.g\. 'a\.svg'"
+    with pytest.raises(ValueError, match=wrong):
+        explain(built).save(tmp_path / "a.png")

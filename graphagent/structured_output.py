@@ -16,7 +16,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias
 
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
@@ -24,7 +24,7 @@ from typing_extensions import TypeVar
 
 from graphagent._models.native_output import supports_native
 from graphagent._models.schemas import Kind, Schema, is_union, schemas_of
-from graphagent.errors import GraphAgentError, MiddlewareTypeError
+from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
 
 SchemaT = TypeVar("SchemaT", default=Any)
 
@@ -38,6 +38,7 @@ ErrorHandler: TypeAlias = (
 
 __all__ = [
     "AutoStrategy",
+    "MissingStructuredOutputError",
     "MultipleStructuredOutputsError",
     "OutputToolBinding",
     "ProviderStrategy",
@@ -94,6 +95,34 @@ class StructuredOutputValidationError(StructuredOutputError):
         super().__init__(f"Failed to parse structured output for tool '{tool_name}': {source}.")
 
 
+class MissingStructuredOutputError(StructuredOutputError):
+    """The model answered in plain text, without calling a structured-output tool, under a
+    ``ToolStrategy(on_plain_text="retry")`` or ``"error"``. Each argument is kept as an
+    attribute of the same name.
+
+    Args:
+        tool_names: The structured-output tools it could have called.
+        ai_message: The plain-text reply.
+    """
+
+    def __init__(self, tool_names: list[str], ai_message: AIMessage | None = None) -> None:
+        self.tool_names = tool_names
+        self.ai_message = ai_message
+        super().__init__(
+            f"The model answered in plain text instead of calling {_tools(tool_names)}, so the "
+            "run has no structured response. Tell it in the system prompt to answer with that "
+            "tool, or use ToolStrategy(on_plain_text='end') to take such a reply as the answer."
+        )
+
+
+def _tools(names: list[str]) -> str:
+    return f"the tool {names[0]!r}" if len(names) == 1 else f"one of the tools {names}"
+
+
+PlainTextAnswer: TypeAlias = Literal["end", "retry", "error"]
+_PLAIN_TEXT_ANSWERS = ("end", "retry", "error")
+
+
 @dataclass(frozen=True)
 class ToolStrategy(Generic[SchemaT]):
     """Offer the schema as a tool; the run ends when the model calls it with valid arguments."""
@@ -108,9 +137,21 @@ class ToolStrategy(Generic[SchemaT]):
     """What happens to invalid output: ``True`` sends the error back to the model as a
     ToolMessage so it retries; a string is sent instead of the error; exception types retry
     only those; a callable builds the message from the exception; ``False`` raises."""
+    on_plain_text: PlainTextAnswer = "end"
+    """What happens when the model answers in plain text, calling no tool: ``"end"`` (as in
+    LangChain) ends the run on that reply, with no ``structured_response``; ``"retry"`` asks the
+    model once more, in the same model call, to answer with the schema's tool, and raises
+    :class:`MissingStructuredOutputError` if it answers in plain text again; ``"error"`` raises
+    it at once. graphagent only."""
     schemas: tuple[Schema, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.on_plain_text not in _PLAIN_TEXT_ANSWERS:
+            raise MiddlewareError(
+                f"ToolStrategy(on_plain_text={self.on_plain_text!r}): on_plain_text must be "
+                "'end' (the run ends on the reply), 'retry' (the model is asked once more) or "
+                "'error' (MissingStructuredOutputError is raised)."
+            )
         object.__setattr__(self, "schemas", tuple(schemas_of(self.schema, "ToolStrategy")))
 
     @property

@@ -17,7 +17,13 @@ from graphagent._core.history import pair_tool_calls
 from graphagent._models.configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._models.native_output import bind_native
 from graphagent._run.reply import checked_reply
-from graphagent._run.structured import Strategy, provider_rejections, resolve, to_response
+from graphagent._run.structured import (
+    Strategy,
+    ask_again,
+    provider_rejections,
+    resolve,
+    to_response,
+)
 from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import note_origin
 from graphagent.requests import ModelRequest, ModelResponse
@@ -53,15 +59,34 @@ class ModelCall:
         for config in configs:
             bound = bound.with_config(config)
         ledger = running_ledger()
+        if ledger is not None and not messages:  # not even a system message
+            ledger.refuse_nothing_to_send()
+        reply = await self._invoke(request, mode, bound, messages, strategy)
+        again = ask_again(reply, strategy, asked=False)
+        if again is None:
+            return self._outcome(reply, strategy)
+        asked = [*messages, self._named(reply), again]
+        retry = await self._invoke(request, mode, bound, asked, strategy)
+        ask_again(retry, strategy, asked=True)
+        return self._outcome(retry, strategy, before=(reply, again))
+
+    async def _invoke(
+        self,
+        request: ModelRequest,
+        mode: Mode,
+        bound: Runnable[Any, Any],
+        messages: list[Any],
+        strategy: Strategy | None,
+    ) -> Any:
+        """One call of the provider, counted against the run's ceiling."""
+        ledger = running_ledger()
         if ledger is not None:
-            if not messages:  # not even a system message
-                ledger.refuse_nothing_to_send()
             ledger.count_model_call()
         with provider_rejections(strategy), _origin(request):
             reply = await mode.invoke(bound, messages)
         if ledger is not None and isinstance(reply, AIMessage):
             ledger.replied(reply.tool_calls)
-        return self._outcome(reply, strategy)
+        return reply
 
     def _prepare(
         self, request: ModelRequest, *, cache: bool
@@ -78,12 +103,22 @@ class ModelCall:
         bound = self._bind(request, strategy) if cache else _bind(request, strategy)
         return bound, messages, strategy
 
-    def _outcome(self, reply: Any, strategy: Strategy | None) -> Outcome:
+    def _outcome(
+        self, reply: Any, strategy: Strategy | None, before: tuple[Any, ...] = ()
+    ) -> Outcome:
+        """The response to ``reply``, after the messages ``before`` it (a plain-text reply and
+        the request to answer again)."""
         if isinstance(reply, AIMessage):
             reply = checked_reply(reply)
+        response = to_response(self._named(reply), strategy)
+        if before:
+            response = ModelResponse([*before, *response.result], response.structured_response)
+        return Outcome(response)
+
+    def _named(self, reply: Any) -> Any:
         if self._name and isinstance(reply, AIMessage) and not reply.name:
             reply.name = self._name
-        return Outcome(to_response(reply, strategy))
+        return reply
 
     def _bind(self, request: ModelRequest, strategy: Strategy | None) -> Runnable[Any, Any]:
         model, tools, choice, settings = (

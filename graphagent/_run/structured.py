@@ -6,12 +6,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
 from graphagent._core.history import FINAL_ANSWER
 from graphagent.requests import ModelResponse
 from graphagent.structured_output import (
     AutoStrategy,
+    MissingStructuredOutputError,
     MultipleStructuredOutputsError,
     ProviderStrategy,
     StructuredOutputError,
@@ -36,6 +37,23 @@ def to_response(message: Any, strategy: Strategy | None) -> ModelResponse:
         if isinstance(strategy, ProviderStrategy) and not message.tool_calls:
             return ModelResponse([message], strategy.parse(message))
     return ModelResponse([message])
+
+
+def ask_again(message: Any, strategy: Strategy | None, *, asked: bool) -> HumanMessage | None:
+    """What a plain-text reply under ``ToolStrategy(on_plain_text=...)`` calls for: ``None``
+    takes the reply as it is; a message asks the model once more (``asked``: it was asked
+    already); ``"error"``, or a second plain-text reply, raises."""
+    plain = isinstance(message, AIMessage) and not message.tool_calls
+    if not (plain and isinstance(strategy, ToolStrategy)) or strategy.on_plain_text == "end":
+        return None
+    names = [schema.name for schema in strategy.schemas]
+    if strategy.on_plain_text == "error" or asked:
+        raise MissingStructuredOutputError(names, message)
+    tools = f"the tool '{names[0]}'" if len(names) == 1 else f"one of the tools {names}"
+    return HumanMessage(
+        f"Your reply was plain text, but this answer must be structured: call {tools} with "
+        "arguments that follow its schema."
+    )
 
 
 @contextmanager

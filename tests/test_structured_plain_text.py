@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
 
 from graphagent import create_agent
-from graphagent.errors import MiddlewareError
+from graphagent.errors import MiddlewareError, RunawayRunError
 from graphagent.middleware import ModelCallLimitMiddleware
 from graphagent.structured_output import (
     MissingStructuredOutputError,
@@ -118,3 +118,13 @@ def test_an_unknown_choice_fails_when_the_strategy_is_made() -> None:
 
 def _run(agent: Any, how: str) -> Any:
     return run_agent(agent, how, QUESTION)
+
+
+def test_the_run_ceiling_counts_the_retry_as_a_model_call(how_call: str) -> None:
+    model = ScriptedChatModel(["It is cold.", calls(("Weather", {"city": "Oslo", "celsius": 1}))])
+    strategy = ToolStrategy(Weather, on_plain_text="retry")
+    agent = create_agent(model, response_format=strategy, max_model_calls=1)
+
+    with pytest.raises(RunawayRunError, match="ceiling of 1 model call"):
+        _run(agent, how_call)
+    assert model.call_count == 1

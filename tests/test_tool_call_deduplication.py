@@ -267,7 +267,12 @@ def _reviewed(
         middleware=[hitl, ToolCallDeduplicationMiddleware()],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": f"review-{how}-{mode}"}}
+    config: dict[str, Any] = {"configurable": {"thread_id": f"review-{how}-{mode}"}}
+    if mode == "per_call":
+        # One tool task at a time: two per-call reviews building their answer schemas in
+        # parallel threads can trip over pydantic ("dictionary changed size during iteration"),
+        # a race of the review, not of this middleware; calls in flight are tested above.
+        config["max_concurrency"] = 1
     paused = run_agent(agent, how, QUESTION, config=config)
     interrupts = paused["__interrupt__"]
     assert counter.ran == []

@@ -82,9 +82,11 @@ ARGS: dict[str, Callable[[], dict[str, Any]]] = {
     "Spend": dict,
     "SummarizationMiddleware": lambda: {"model": _model()},
     "TodoListMiddleware": dict,
+    "ToolCallDeduplicationMiddleware": dict,
     "ToolCallLimitMiddleware": lambda: {"run_limit": 3},
     "ToolErrorMiddleware": dict,
     "ToolRetryMiddleware": dict,
+    "ToolTimeoutMiddleware": lambda: {"timeout": 5},
     "TracePolicy": dict,
 }
 
@@ -96,6 +98,7 @@ NOT_BUILT_BY_USERS = {
     "ModelCallLimitExceededError": "raised by ModelCallLimitMiddleware",
     "PIIDetectionError": "raised by PIIMiddleware",
     "ToolCallLimitExceededError": "raised by ToolCallLimitMiddleware",
+    "ToolTimeoutError": "raised by ToolTimeoutMiddleware(on_timeout='error')",
 }
 
 # Classes defined outside graphagent/middleware/ (or owned elsewhere) that do not refuse with

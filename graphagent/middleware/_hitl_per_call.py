@@ -23,6 +23,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import (
     BaseModel,
     Discriminator,
+    TypeAdapter,
     ValidatorFunctionWrapHandler,
     WithJsonSchema,
     WrapValidator,
@@ -73,12 +74,23 @@ class DecisionShapes:
 
     def __init__(self) -> None:
         self._built: dict[tuple[Any, ...], tuple[BaseTool | None, Any]] = {}
+        self._lock = threading.Lock()
 
     def get(self, allowed: Sequence[DecisionType], name: str, tool: BaseTool | None) -> Any:
         key = (tuple(allowed), name, id(tool))
-        if key not in self._built:  # the tool is kept with it, so its id is not reused
-            self._built[key] = (tool, _decision_type(allowed, name, tool))
-        return self._built[key][1]
+        built = self._built.get(key)
+        if built is None:
+            # Reviews of parallel calls ask from several threads at once, and pydantic's schema
+            # building is not thread-safe: the first one builds the type, and its schema (which
+            # langgraph builds again on every interrupt) is made once, here, while the others
+            # wait; later builds only read it.
+            with self._lock:
+                built = self._built.get(key)
+                if built is None:
+                    shape = _decision_type(allowed, name, tool)
+                    TypeAdapter(shape).json_schema()
+                    built = self._built[key] = (tool, shape)  # the tool kept: its id not reused
+        return built[1]
 
 
 def _decision_type(allowed: Sequence[DecisionType], name: str, tool: BaseTool | None) -> Any:

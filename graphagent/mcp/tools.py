@@ -1,0 +1,191 @@
+"""One MCP tool as a LangChain tool that the agent runs like any other.
+
+The tool calls its server on each invocation, through the FastMCP client it was made with,
+connecting for the call if nothing holds the connection open (FastMCP's clients are reentrant).
+What comes back:
+
+- a result: a ``ToolMessage`` whose content is the result's content blocks as LangChain blocks,
+  and whose artifact is an :class:`MCPToolArtifact` with the structured content (``None`` when
+  the result has none);
+- a result marked ``isError``, or a server that cannot be reached or goes away during the call:
+  a ``ToolMessage(status="error")`` the model can read, and the run goes on;
+- questions from the server (elicitation): an interrupt, see :mod:`graphagent.mcp.elicitation`.
+
+Other failures (content with no LangChain counterpart, questions of a kind that cannot be put
+to a person) raise, as a tool's exceptions do, into the ``wrap_tool_call`` layers around it.
+
+The tool has both entry points: ``ainvoke`` runs on the caller's event loop, ``invoke`` on a loop
+of its own (``invoke``/``stream`` runs of an agent use it). Cancelling an ``ainvoke`` cancels the
+request, and the server is told.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastmcp.client import Client
+from fastmcp.client.group import ClientGroup
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.errors import GraphBubbleUp
+from mcp.types import Tool
+
+from graphagent.mcp import _loop
+from graphagent.mcp._content import (
+    Block,
+    MCPToolArtifact,
+    ToolFailed,
+    ToolResult,
+    failed_call_content,
+    split,
+)
+from graphagent.mcp._rounds import call_asking
+from graphagent.mcp._servers import connection_lost, describe, enter, leave
+from graphagent.mcp.elicitation import arm, asks_by_interrupt, is_armed
+
+__all__ = ["MCPToolArtifact", "as_langchain_tool"]
+
+Output = tuple[list[Block], MCPToolArtifact | None]
+
+
+async def as_langchain_tool(tool: Tool, client: Client[Any] | ClientGroup) -> BaseTool:
+    """The LangChain tool that calls the MCP ``tool`` through ``client``.
+
+    ``client`` is the FastMCP client (or ``ClientGroup``) that listed the tool. A group's tool
+    keeps its group name (``"calc_add"``) and calls the group's client that serves it, by that
+    client's name for it. Convert while the client is connected to keep its server's identity in
+    the tool's metadata (``MCPAdapter.list_tools`` does).
+
+    A client armed by :class:`~graphagent.mcp.MCPAdapter` answers its server's questions with an
+    interrupt; a client with an elicitation handler of its own answers with that handler.
+
+    Example:
+        ```python
+        from fastmcp import Client
+
+        from graphagent.mcp import as_langchain_tool
+
+        client = Client("https://example.com/mcp")
+        async with client:
+            tools = [await as_langchain_tool(tool, client) for tool in await client.list_tools()]
+        ```
+    """
+    if isinstance(client, ClientGroup):
+        route = await client.resolve_tool(tool.name)
+        call = _Call(route.client, route.upstream_name, tool.name, route.server_name)
+    else:
+        call = _Call(client, tool.name, tool.name)
+    return StructuredTool(
+        name=tool.name,
+        description=tool.description or "",
+        args_schema=normalized_schema(tool.input_schema),
+        func=call.run,
+        coroutine=call.arun,
+        response_format="content_and_artifact",
+        metadata=_metadata(tool, call.client),
+        handle_tool_error=failed_call_content,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """How the tool reaches its server: ``client``, which knows the tool as ``upstream_name``;
+    ``server_name`` is the client's name in its group, if it has one."""
+
+    client: Client[Any]
+    upstream_name: str
+    tool_name: str
+    server_name: str | None = None
+
+    async def arun(self, **arguments: Any) -> Output:
+        return await self._call(self.client, arguments)
+
+    def run(self, **arguments: Any) -> Output:
+        return _loop.run(self._call(_for_sync_calls(self.client), arguments))
+
+    async def _call(self, client: Client[Any], arguments: dict[str, Any]) -> Output:
+        result: ToolResult
+        async with self._reaching(client):
+            if asks_by_interrupt(client):
+                result = await call_asking(client, self.upstream_name, self.tool_name, arguments)
+            else:
+                result = await client.call_tool(self.upstream_name, arguments, raise_on_error=False)
+        return split(result)
+
+    @asynccontextmanager
+    async def _reaching(self, client: Client[Any]) -> AsyncIterator[None]:
+        """``client`` connected for the call; a server that cannot be reached, or goes away
+        during the call, fails the call as the model's to read."""
+        server = describe(client, self.server_name)
+        try:
+            await enter(client)
+        except Exception as error:
+            raise ToolFailed(
+                f"The tool {self.tool_name!r} could not run: {server} cannot be reached ({error})."
+            ) from error
+        try:
+            yield
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            if not connection_lost(client, error):
+                raise
+            raise ToolFailed(
+                f"The tool {self.tool_name!r} did not finish: the connection to {server} was "
+                f"lost during the call ({error}); whether the call took effect is unknown."
+            ) from error
+        finally:
+            await leave(client)
+
+
+_sync_clients: weakref.WeakKeyDictionary[Client[Any], Client[Any]] = weakref.WeakKeyDictionary()
+
+
+def _for_sync_calls(client: Client[Any]) -> Client[Any]:
+    """The copy of ``client`` that sync calls use, on the MCP loop: the caller may hold
+    ``client`` connected on a loop of their own, which another loop cannot use."""
+    copy = _sync_clients.get(client)
+    if copy is None:
+        copy = client.new()
+        if is_armed(client):
+            arm(copy)
+        _sync_clients[client] = copy
+    return copy
+
+
+def normalized_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each object argument that lists no properties marked as open
+    (``additionalProperties: true``): provider conversions would otherwise close it, and the
+    model could pass nothing in it. Explicit constraints are kept; ``schema`` is not changed."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return dict(schema)
+    return {**schema, "properties": {name: _opened(value) for name, value in properties.items()}}
+
+
+def _opened(argument: Any) -> Any:
+    if not isinstance(argument, dict):
+        return argument
+    kinds = argument.get("type")
+    is_object = kinds == "object" or (isinstance(kinds, list) and "object" in kinds)
+    constrained = "additionalProperties" in argument or "unevaluatedProperties" in argument
+    if is_object and not argument.get("properties") and not constrained:
+        return {**argument, "additionalProperties": True}
+    return argument
+
+
+def _metadata(tool: Tool, client: Client[Any]) -> dict[str, Any] | None:
+    """The tool's MCP metadata under one ``"mcp"`` key, as LangChain's ``langchain.mcp`` keeps
+    it: ``{"mcp": {"tool": {"annotations": ..., "_meta": ...}, "server": <server info>}}``."""
+    described: dict[str, Any] = {}
+    if tool.annotations is not None:
+        described["annotations"] = tool.annotations.model_dump(exclude_none=True)
+    if tool.meta is not None:
+        described["_meta"] = tool.meta
+    mcp: dict[str, Any] = {"tool": described} if described else {}
+    if client.server_info is not None:  # known while connected
+        mcp["server"] = client.server_info.model_dump(exclude_none=True)
+    return {"mcp": mcp} if mcp else None

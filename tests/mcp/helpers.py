@@ -16,17 +16,21 @@ from graphagent.testing import ScriptedChatModel, calls
 THREAD = {"configurable": {"thread_id": "t"}}
 
 
-def calling(
-    tools: Sequence[BaseTool], *called: tuple[str, dict[str, Any]], **options: Any
-) -> CompiledAgent:
-    """An agent whose model calls each of ``called`` in turn, then answers "done"."""
-    replies: list[str | AIMessage] = [calls(call) for call in called]
+Call = tuple[str, dict[str, Any]]
+
+
+def calling(tools: Sequence[BaseTool], *called: Call | list[Call], **options: Any) -> CompiledAgent:
+    """An agent whose model makes each of ``called`` in turn (a list: those calls at once),
+    then answers "done"."""
+    replies: list[str | AIMessage] = [
+        calls(*call) if isinstance(call, list) else calls(call) for call in called
+    ]
     model = ScriptedChatModel([*replies, "done"])
     return create_agent(model, list(tools), **options)
 
 
 def with_memory(
-    tools: Sequence[BaseTool], *called: tuple[str, dict[str, Any]], **options: Any
+    tools: Sequence[BaseTool], *called: Call | list[Call], **options: Any
 ) -> CompiledAgent:
     """:func:`calling`, with a checkpointer (interrupts need one); run it with ``THREAD``."""
     return calling(tools, *called, checkpointer=InMemorySaver(), **options)

@@ -6,6 +6,7 @@ URL, the command that runs it, its in-process name, or the names an ``MCPConfig`
 
 from __future__ import annotations
 
+import logging
 import shlex
 from typing import Any
 
@@ -20,6 +21,8 @@ from fastmcp.client.transports import (
 from fastmcp.client.transports.config import MCPConfigTransport
 from mcp import MCPError
 from mcp.types import CONNECTION_CLOSED
+
+logger = logging.getLogger(__name__)
 
 
 def describe(client: Client[Any], name: str | None = None) -> str:
@@ -55,5 +58,11 @@ async def enter(client: Client[Any] | ClientGroup) -> None:
 
 
 async def leave(client: Client[Any] | ClientGroup) -> None:
-    """Release a hold taken by :func:`enter` (the last one closes the connection)."""
-    await client.__aexit__(None, None, None)
+    """Release a hold taken by :func:`enter` (the last one closes the connection). FastMCP
+    raises a connection's failure again when its last hold is released; by then the failure has
+    been reported to whoever was using the connection, or did not concern them, so it is only
+    logged here."""
+    try:
+        await client.__aexit__(None, None, None)
+    except Exception:
+        logger.debug("closing a failed MCP connection raised", exc_info=True)

@@ -22,6 +22,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from mcp.types import (
+    AudioContent,
     BlobResourceContents,
     ElicitRequest,
     ElicitRequestFormParams,
@@ -138,6 +139,25 @@ def gallery() -> FastMCP[None]:
     def store(payload: dict[str, Any]) -> str:
         """Store any object."""
         return json.dumps(payload, sort_keys=True)
+
+    return server
+
+
+def directory(counts: Counts) -> FastMCP[None]:
+    """A server whose answers carry personal data, or content no LangChain block holds."""
+    server: FastMCP[None] = FastMCP("directory")
+
+    @server.tool
+    def email_of(name: str) -> str:
+        """The e-mail address of a colleague."""
+        counts.add("email_of")
+        return f"{name} can be reached at {name.lower()}@example.com."
+
+    @server.tool
+    def voicemail() -> list[Any]:
+        """The last voicemail, as audio."""
+        counts.add("voicemail")
+        return [AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav")]
 
     return server
 

@@ -2,7 +2,8 @@
 ``langchain.agents.middleware`` and ``langchain.agents.middleware.types`` (their ``__all__``),
 ``langchain.agents.structured_output`` and ``langchain.chat_models`` export exists in graphagent
 where the migration guide says, so code moves over by changing its imports. The lists are
-LangChain 1.5.0's, written out: graphagent never imports ``langchain``."""
+LangChain 1.5.0's, and ``langchain.mcp``'s (with its ``adapter``, ``tools`` and ``elicitation``
+modules) LangChain 1.5.2's, written out: graphagent never imports ``langchain``."""
 
 from __future__ import annotations
 
@@ -47,6 +48,16 @@ STRUCTURED_OUTPUT = (
 
 INTERNAL_CALLS = ("INTERNAL_CALL_METADATA_KEY", "InternalCallTransformer", "internal_call_metadata")
 
+MCP = ("MCPAdapter", "MCPToolArtifact", "as_langchain_tool")
+MCP_ADAPTER = ("MCPAdapter", "MCPAdapterTarget")
+MCP_TOOLS = ("MCPToolArtifact", "as_langchain_tool")
+MCP_ELICITATION = (
+    *("ELICITATION_INTERRUPT_TYPE", "MCPElicitationAccept", "MCPElicitationCancel"),
+    *("MCPElicitationDecline", "MCPElicitationFormRequest", "MCPElicitationInterrupt"),
+    *("MCPElicitationRequest", "MCPElicitationResponse", "MCPElicitationResume"),
+    *("MCPElicitationUrlRequest", "MCPFormContent"),
+)
+
 WHERE = [
     *(("graphagent", name) for name in AGENTS),
     *(("graphagent.middleware", name) for name in MIDDLEWARE),
@@ -55,6 +66,10 @@ WHERE = [
     *(("graphagent.structured_output", name) for name in STRUCTURED_OUTPUT),
     ("graphagent", "init_chat_model"),
     *(("graphagent.middleware.internal_call_transformer", name) for name in INTERNAL_CALLS),
+    *(("graphagent.mcp", name) for name in MCP),
+    *(("graphagent.mcp.adapter", name) for name in MCP_ADAPTER),
+    *(("graphagent.mcp.tools", name) for name in MCP_TOOLS),
+    *(("graphagent.mcp.elicitation", name) for name in MCP_ELICITATION),
 ]
 
 
@@ -69,6 +84,14 @@ def test_each_langchain_name_is_exported(module: str, name: str) -> None:
 
     assert name in exported.__all__
     assert getattr(exported, name) is not None
+
+
+def test_graphagent_mcp_exports_langchain_mcps_names_and_no_more() -> None:
+    mcp = importlib.import_module("graphagent.mcp")
+    elicitation = importlib.import_module("graphagent.mcp.elicitation")
+
+    assert sorted(mcp.__all__) == sorted(MCP)
+    assert sorted(elicitation.__all__) == sorted(MCP_ELICITATION)
 
 
 def test_import_star_brings_every_middleware_name() -> None:

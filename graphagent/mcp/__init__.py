@@ -7,8 +7,9 @@ middle of a call become interrupts: :mod:`graphagent.mcp.elicitation` has their 
 :mod:`graphagent.mcp.errors`. Needs the ``mcp`` extra: ``pip install 'graphagent-langgraph[mcp]'``.
 
 This namespace is in beta, as LangChain's is: importing it emits a ``LangChainBetaWarning`` once
-per process. Silence it with ``warnings.filterwarnings("ignore", category=LangChainBetaWarning)``,
-or around the import with ``langchain_core._api.suppress_langchain_beta_warning()``.
+per process, worded as LangChain's. Silence it with
+``warnings.filterwarnings("ignore", category=LangChainBetaWarning)``, or around the import with
+``langchain_core._api.suppress_langchain_beta_warning()``.
 """
 
 import warnings
@@ -33,7 +34,8 @@ from graphagent.mcp.tools import MCPToolArtifact, as_langchain_tool
 _suppressing = getattr(beta_decorator, "_SUPPRESSING_LANGCHAIN_BETA_WARNING", None)
 if _suppressing is None or not _suppressing.get():
     warnings.warn(
-        "`graphagent.mcp` is in beta, as LangChain's `langchain.mcp` is: its API may still change.",
+        "`langchain.mcp` is in beta, and so is `graphagent.mcp`, which serves it: the API may "
+        "still change.",
         LangChainBetaWarning,
         stacklevel=2,
     )

@@ -22,7 +22,6 @@ from graphagent.mcp.elicitation import (
 from graphagent.mcp.errors import answer_error
 
 ACTIONS: Final = ("accept", "decline", "cancel")
-_STILL_OPEN: Final = "Nothing was sent to the server; the question is still open."
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +50,15 @@ def checked(round_: Round, value: Any) -> InputResponses:
     that says what is wrong."""
     responses = value.get("responses") if isinstance(value, Mapping) else None
     if not isinstance(responses, Mapping):
-        _refuse(round_, f"resume with {answer_format(round_)}; got {value!r}.")
+        _refuse(round_, f"Resume with {answer_format(round_)}; got {value!r}.")
     missing = [key for key in round_.questions if key not in responses]
     if missing:
-        _refuse(round_, f"no answer for {_keys(missing)}; answer every request it asked.")
+        _refuse(
+            round_,
+            f"Resuming the MCP tool {round_.tool_name!r} needs an answer for every elicitation "
+            f"request, but these had none: {', '.join(sorted(missing))}. Answer each request "
+            f"of the interrupt under its key ({_keys(list(round_.questions))}).",
+        )
     return {key: _response(round_, key, responses[key]) for key in round_.questions}
 
 
@@ -63,8 +67,8 @@ def _response(round_: Round, key: str, answer: Any) -> ElicitResult:
     if action not in ACTIONS:
         _refuse(
             round_,
-            f"the answer to {key!r} is {answer!r}; its 'action' must be one of "
-            f"{', '.join(map(repr, ACTIONS))}.",
+            f"Elicitation answer for {key!r} has action {action!r}; expected 'accept', "
+            f"'decline', or 'cancel'. The answer was {answer!r}.",
         )
     params = round_.questions[key].params
     if action != "accept" or not isinstance(params, ElicitRequestFormParams):
@@ -72,7 +76,7 @@ def _response(round_: Round, key: str, answer: Any) -> ElicitResult:
     content = answer.get("content")
     problem = _content_problem(content, params.requested_schema)
     if problem:
-        _refuse(round_, f"the content accepted for {key!r} {problem}.")
+        _refuse(round_, f"The content accepted for {key!r} {problem}.")
     return ElicitResult(action="accept", content=content)
 
 
@@ -89,8 +93,9 @@ def _content_problem(content: Any, schema: dict[str, Any]) -> str | None:
 
 def _refuse(round_: Round, problem: str) -> NoReturn:
     raise answer_error(
-        f"The answer to the questions of the MCP tool {round_.tool_name!r} was refused: {problem} "
-        f"{_STILL_OPEN}",
+        f"{problem} graphagent.mcp refused this answer to the questions of the MCP tool "
+        f"{round_.tool_name!r}: nothing was sent to the server, and the question is still open "
+        "for another Command(resume=...).",
         tool_name=round_.tool_name,
     )
 

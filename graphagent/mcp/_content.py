@@ -88,8 +88,11 @@ def _error_text(blocks: list[Block]) -> str:
     if texts:
         return "\n".join(texts)
     if blocks:
-        return f"The MCP tool failed, and sent {len(blocks)} content block(s) with no text."
-    return "The MCP tool failed, and sent no content."
+        return (
+            "The MCP tool reported an error with no text content "
+            f"({len(blocks)} non-text content block(s))."
+        )
+    return "The MCP tool reported an error with empty content."
 
 
 def convert(block: ContentBlock) -> Block:
@@ -104,9 +107,9 @@ def convert(block: ContentBlock) -> Block:
         return _embedded(block.resource)
     if isinstance(block, AudioContent):
         raise NotImplementedError(
-            f"An MCP tool returned audio ({block.mime_type}), which graphagent.mcp does not "
-            "turn into a content block yet; return it as an embedded resource (a blob), which "
-            "becomes a file block."
+            "Converting MCP audio content to a LangChain content block is not yet supported. "
+            f"Received audio with mime type: {block.mime_type}. A server can send it as an "
+            "embedded resource (a blob), which becomes a file block."
         )
     raise ValueError(  # an `mcp` newer than this module
         f"Unknown MCP content type: {type(block).__name__}; the installed `mcp` package may be "

@@ -65,21 +65,22 @@ def _round(result: InputRequiredResult, tool_name: str) -> Round:
     requests: InputRequests = result.input_requests or {}
     if not requests:
         raise NotImplementedError(
-            f"The MCP tool {tool_name!r} answered with a request to call it again later and "
-            "nothing to ask (a long-running call that continues over several requests), which "
-            "graphagent.mcp does not drive; only questions for a person (elicitation) are "
+            f"The MCP tool {tool_name!r} returned a continuation round with no input requests. "
+            "It asks to be called again later with nothing to ask (a long-running call), which "
+            "graphagent.mcp does not drive: only questions for a person (elicitation) are "
             "answered, with an interrupt."
         )
-    others = [
-        f"{key!r} ({request.method})"
+    others = sorted(
+        f"{key} ({request.method})"
         for key, request in requests.items()
         if not isinstance(request, ElicitRequest)
-    ]
+    )
     if others:
         raise NotImplementedError(
-            f"The MCP tool {tool_name!r} asked the client for {', '.join(others)}, which "
-            "graphagent.mcp cannot answer with an interrupt; only questions for a person "
-            "(elicitation/create) are answered."
+            f"The MCP tool {tool_name!r} asked for input that interrupt-based elicitation cannot "
+            f"answer: {', '.join(others)}. graphagent.mcp puts only questions for a person "
+            "(elicitation/create) to the run, as an interrupt; a model sample or the client's "
+            "roots it cannot give."
         )
     questions = {key: cast("ElicitRequest", request) for key, request in requests.items()}
     return Round(tool_name, questions)

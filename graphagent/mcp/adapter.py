@@ -170,12 +170,12 @@ def _check_url(target: str) -> None:
         url = _URL.validate_python(target)
     except ValidationError:
         raise ValueError(
-            f"MCPAdapter({target!r}): {target!r} is not a valid URL. {_LOCAL_SERVER_HINT}"
+            f"MCP target {target!r} is not a valid URL. {_LOCAL_SERVER_HINT}"
         ) from None
     # AnyUrl takes `C:\server.py` (or a file named `a:b.py`) for a URL with scheme `c` (`a`),
     # which FastMCP would run as a local script when the file exists.
     if url.scheme not in ("http", "https"):
         raise ValueError(
-            f"MCPAdapter({target!r}): a string target must be an http or https URL, and this one "
-            f"has scheme {url.scheme!r}. {_LOCAL_SERVER_HINT}"
+            f"MCP target {target!r} has scheme {url.scheme!r}, but a string target must be an "
+            f"http or https URL. {_LOCAL_SERVER_HINT}"
         )

@@ -159,11 +159,12 @@ async def _refuse_server_initiated(*_: object) -> Any:
     come back as the call's result and are answered by an interrupt, never here. Only a server
     of an older protocol version asks through this handler, in the middle of its request."""
     raise NotImplementedError(
-        "This MCP server asked for input with a server-initiated elicitation request (the "
-        "protocol before 2026-07-28), which graphagent.mcp cannot turn into an interrupt. Use a "
-        "server on a current protocol version, which returns its questions with the call's "
-        "result, or give the client an elicitation_handler of your own: "
-        "fastmcp.Client(target, elicitation_handler=...)."
+        "This MCP server asked for input over the legacy server-initiated elicitation path, "
+        "which interrupt-based elicitation cannot answer. It asked in the middle of its request "
+        "(the protocol before 2026-07-28); a server on a current protocol version returns its "
+        "questions with the call's result, and they become an interrupt. Otherwise give the "
+        "client an elicitation_handler of your own: fastmcp.Client(target, "
+        "elicitation_handler=...)."
     )
 
 

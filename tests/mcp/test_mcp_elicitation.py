@@ -120,7 +120,7 @@ def test_a_server_may_fail_the_call_when_its_question_is_declined(run: Run) -> N
 BAD_ANSWERS = [
     pytest.param(
         lambda key: {"responses": {key: {"action": "accept", "content": {"guests": "four"}}}},
-        r"the content accepted for 'party' does not fit the requested schema: "
+        r"The content accepted for 'party' does not fit the requested schema: "
         r"\['guests'\] 'four' is not of type 'integer'",
         id="wrong type",
     ),
@@ -131,24 +131,25 @@ BAD_ANSWERS = [
     ),
     pytest.param(
         lambda key: {"responses": {key: {"action": "accept"}}},
-        r"the content accepted for 'party' must be an object fitting the requested schema, "
+        r"The content accepted for 'party' must be an object fitting the requested schema, "
         r"got None",
         id="no content",
     ),
     pytest.param(
         lambda key: {"responses": {key: {"action": "maybe"}}},
-        r"the answer to 'party' is \{'action': 'maybe'\}; its 'action' must be one of "
-        r"'accept', 'decline', 'cancel'",
+        r"Elicitation answer for 'party' has action 'maybe'; expected 'accept', 'decline', or "
+        r"'cancel'. The answer was \{'action': 'maybe'\}",
         id="unknown action",
     ),
     pytest.param(
         lambda key: {"responses": {"other": {"action": "decline"}}},
-        r"no answer for 'party'; answer every request it asked",
+        r"Resuming the MCP tool 'book_table' needs an answer for every elicitation request, but "
+        r"these had none: party. Answer each request of the interrupt under its key \('party'\)",
         id="unanswered",
     ),
     pytest.param(
         lambda key: {"action": "accept", "content": {"guests": 2}},
-        r"resume with \{'responses': \{<key>: <answer>\}\} with an answer for each of 'party'",
+        r"Resume with \{'responses': \{<key>: <answer>\}\} with an answer for each of 'party'",
         id="not keyed",
     ),
 ]
@@ -169,11 +170,10 @@ def test_a_bad_answer_is_refused_and_the_question_stays_open(
     assert isinstance(refused.value, ResumeError)
     assert isinstance(refused.value, ValueError)
     assert refused.value.tool_name == "book_table"
-    assert str(refused.value).startswith(
-        "The answer to the questions of the MCP tool 'book_table' was refused: "
-    )
     assert str(refused.value).endswith(
-        "Nothing was sent to the server; the question is still open."
+        " graphagent.mcp refused this answer to the questions of the MCP tool 'book_table': "
+        "nothing was sent to the server, and the question is still open for another "
+        "Command(resume=...)."
     )
     [still_open] = agent.get_state(THREAD).interrupts
     assert still_open.value == only_interrupt(paused)
@@ -198,7 +198,7 @@ def test_questions_asked_together_share_one_interrupt_and_one_answer(run: Run) -
     ]
 
     partial = {"responses": {"city": {"action": "accept", "content": {"answer": "Lisbon"}}}}
-    with pytest.raises(MCPElicitationAnswerError, match="no answer for 'month'"):
+    with pytest.raises(MCPElicitationAnswerError, match=r"these had none: month\. "):
         run(agent, Command(resume=partial), config=THREAD)
 
     both = {
@@ -320,7 +320,7 @@ def test_a_server_on_the_older_protocol_asking_mid_request_gets_a_clear_refusal(
 
     [answer] = tool_messages(result)
     assert answer.status == "error"
-    assert "server-initiated elicitation request" in texts(answer)[0]
+    assert "over the legacy server-initiated elicitation path" in texts(answer)[0]
     assert result["messages"][-1].content == "done"
 
 
@@ -346,8 +346,8 @@ def _unanswerable() -> FastMCP[None]:
 @pytest.mark.parametrize(
     ("tool", "problem"),
     [
-        ("summarize", r"asked the client for 'sample' \(sampling/createMessage\)"),
-        ("later", "a request to call it again later and nothing to ask"),
+        ("summarize", r"cannot answer: sample \(sampling/createMessage\)\. graphagent.mcp puts"),
+        ("later", "returned a continuation round with no input requests"),
     ],
 )
 def test_requests_other_than_questions_are_refused_by_name(tool: str, problem: str) -> None:

@@ -31,7 +31,8 @@ def test_importing_it_warns_once_that_it_is_in_beta_pointing_at_the_importer() -
     [warning] = reimported()
 
     assert str(warning.message) == (
-        "`graphagent.mcp` is in beta, as LangChain's `langchain.mcp` is: its API may still change."
+        "`langchain.mcp` is in beta, and so is `graphagent.mcp`, which serves it: the API may "
+        "still change."
     )
     assert warning.filename == importlib.__file__  # the line that imported it: reload's
 

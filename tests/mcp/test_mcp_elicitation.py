@@ -270,13 +270,19 @@ def test_two_calls_asking_at_once_are_answered_by_interrupt_id(run: Run) -> None
     assert counts["booked"] == 2
 
 
-def test_over_stdio_and_http_the_same_questions_pause_the_run(
+def test_over_stdio_http_and_a_config_of_servers_the_same_questions_pause_the_run(
     how_call: str, http: HttpServer, server_log: Path
 ) -> None:
-    stdio = StdioTransport(sys.executable, [str(STDIO_SERVER), str(server_log)])
-    for target in (stdio, http.url):
-        agent = with_memory(adapter_tools(target), BOOK)
+    config = {"mcpServers": {"remote": {"url": http.url}, "mirror": {"url": http.url}}}
+    targets = [
+        (StdioTransport(sys.executable, [str(STDIO_SERVER), str(server_log)]), "book_table"),
+        (http.url, "book_table"),
+        (config, "remote_book_table"),
+    ]
+    for target, tool_name in targets:
+        agent = with_memory(adapter_tools(target), (tool_name, {}))
         paused = run_agent(agent, how_call, {"messages": [("user", "Book")]}, config=THREAD)
+        assert only_interrupt(paused)["tool_name"] == tool_name
         [question] = only_interrupt(paused)["requests"]
 
         resumed = run_agent(agent, how_call, accept(question, {"guests": 5}), config=THREAD)

@@ -23,7 +23,7 @@ from mcp.types import (
 )
 
 from graphagent import ResumeError
-from graphagent.mcp import MCPAdapter
+from graphagent.mcp import MCPAdapter, as_langchain_tool
 from graphagent.mcp.elicitation import ELICITATION_INTERRUPT_TYPE
 from graphagent.mcp.errors import MCPElicitationAnswerError
 from tests.conftest import Run, run_agent
@@ -288,6 +288,25 @@ def test_over_stdio_http_and_a_config_of_servers_the_same_questions_pause_the_ru
         resumed = run_agent(agent, how_call, accept(question, {"guests": 5}), config=THREAD)
 
         assert texts(tool_messages(resumed)[0]) == ["Booked a table for 5."]
+
+
+def test_a_tool_made_while_its_client_was_not_connected_still_asks_by_interrupt(
+    run: Run,
+) -> None:
+    client = MCPAdapter(servers.process_server(servers.Counts())).client
+    assert isinstance(client, Client)
+
+    async def made_after_disconnecting() -> list[Any]:
+        async with client:
+            listed = await client.list_tools()
+        assert not client.is_connected()
+        return [await as_langchain_tool(tool, client) for tool in listed]
+
+    agent = with_memory(asyncio.run(made_after_disconnecting()), BOOK)
+
+    paused = run(agent, {"messages": [("user", "Book")]}, config=THREAD)
+
+    assert only_interrupt(paused)["tool_name"] == "book_table"
 
 
 def test_a_client_with_a_handler_of_its_own_answers_instead_of_an_interrupt(run: Run) -> None:

@@ -11,6 +11,7 @@ caller's context, so ``interrupt()`` finds the run it pauses. If the calling thr
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -19,6 +20,15 @@ T = TypeVar("T")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+
+
+def _forget_the_loop() -> None:
+    """In a forked child the loop's thread is gone: the child starts a loop of its own."""
+    global _loop, _lock
+    _loop, _lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_the_loop)
 
 
 def _serving_loop() -> asyncio.AbstractEventLoop:

@@ -21,6 +21,7 @@ request, and the server is told.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -142,18 +143,20 @@ class _Call:
 
 
 _sync_clients: weakref.WeakKeyDictionary[Client[Any], Client[Any]] = weakref.WeakKeyDictionary()
+_sync_clients_lock = threading.Lock()  # sync calls of one run come from several threads
 
 
 def _for_sync_calls(client: Client[Any]) -> Client[Any]:
     """The copy of ``client`` that sync calls use, on the MCP loop: the caller may hold
     ``client`` connected on a loop of their own, which another loop cannot use."""
-    copy = _sync_clients.get(client)
-    if copy is None:
-        copy = client.new()
-        if is_armed(client):
-            arm(copy)
-        _sync_clients[client] = copy
-    return copy
+    with _sync_clients_lock:
+        copy = _sync_clients.get(client)
+        if copy is None:
+            copy = client.new()
+            if is_armed(client):
+                arm(copy)
+            _sync_clients[client] = copy
+        return copy
 
 
 def normalized_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -87,3 +87,36 @@ def test_without_fastmcp_the_import_error_names_the_extra() -> None:
         "ImportError: graphagent.mcp needs FastMCP, which the `mcp` extra installs: "
         "pip install 'graphagent-langgraph[mcp]'"
     )
+
+
+def test_install_as_langchain_makes_langchain_mcp_this_module() -> None:
+    code = """
+import asyncio, warnings
+warnings.simplefilter("ignore")
+import graphagent
+graphagent.install_as_langchain()
+import graphagent.mcp, graphagent.mcp.elicitation, graphagent.mcp.adapter, graphagent.mcp.tools
+import langchain.mcp, langchain.mcp.elicitation, langchain.mcp.adapter, langchain.mcp.tools
+from langchain.agents import create_agent
+from langchain.mcp import MCPAdapter
+from langchain.mcp.elicitation import ELICITATION_INTERRUPT_TYPE
+from langgraph.checkpoint.memory import InMemorySaver
+from graphagent.testing import ScriptedChatModel, calls
+from tests.mcp import servers
+
+assert langchain.mcp is graphagent.mcp
+assert langchain.mcp.elicitation is graphagent.mcp.elicitation
+assert langchain.mcp.adapter is graphagent.mcp.adapter
+assert langchain.mcp.tools is graphagent.mcp.tools
+tools = asyncio.run(MCPAdapter(servers.process_server(servers.Counts())).list_tools())
+model = ScriptedChatModel([calls(("book_table", {})), "done"])
+agent = create_agent(model, tools, checkpointer=InMemorySaver())
+paused = agent.invoke({"messages": [("user", "Book")]}, {"configurable": {"thread_id": "t"}})
+print(paused["__interrupt__"][0].value["type"] == ELICITATION_INTERRUPT_TYPE)
+"""
+    process = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.strip() == "True"

@@ -21,10 +21,12 @@ from typing import (
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import EphemeralValue
+from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict, TypeVar, is_typeddict
 
 from graphagent._core.hooks import JUMP_TARGETS as JUMP_TARGETS, JumpTo as JumpTo
+from graphagent._core.message_deltas import add_message_batches
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, StateSchemaConflictError
 
@@ -57,17 +59,38 @@ PrivateStateAttr = OmitFromSchema(input=True, output=True)
 """Internal to the agent: neither accepted as input nor returned."""
 
 
+MESSAGES_SNAPSHOT_FREQUENCY = 100
+"""How many updates of ``messages`` a checkpoint stores as deltas before one stores the whole
+history again (see docs/runs.md, "How threads are stored")."""
+
+
 class AgentState(TypedDict, Generic[ResponseT]):
     """The state every agent has; middleware and users extend it by subclassing."""
 
-    messages: Required[Annotated[list[AnyMessage], add_messages]]
+    messages: Required[
+        Annotated[
+            list[AnyMessage],
+            DeltaChannel(add_message_batches, snapshot_frequency=MESSAGES_SNAPSHOT_FREQUENCY),
+        ]
+    ]
     """The conversation. Updates are merged by message id: new messages are appended, a
-    message with a known id replaces the old one."""
+    message with a known id replaces the old one. Checkpoints store each step's new messages,
+    and the whole history only every ``MESSAGES_SNAPSHOT_FREQUENCY`` updates."""
     jump_to: NotRequired[Annotated[JumpTo | None, EphemeralValue, PrivateStateAttr]]
     """Set by a node hook to jump (``"end"``, ``"tools"``, ``"model"``); read once, then
     cleared (private: neither input nor output)."""
     structured_response: NotRequired[Annotated[ResponseT, OmitFromInput]]
     """The parsed structured output, with a ``response_format`` (output only)."""
+
+
+class FullHistoryState(AgentState[ResponseT]):
+    """``AgentState`` stored as LangChain stores it: every checkpoint holds the whole history.
+
+    Pass it (or a subclass) as ``create_agent(state_schema=...)`` when something reads the
+    checkpoints themselves and expects the full ``messages`` in each. The values are the same."""
+
+    messages: Required[Annotated[list[AnyMessage], add_messages]]
+    """The conversation, merged by message id as in ``AgentState``."""
 
 
 class InputAgentState(TypedDict):
@@ -123,7 +146,9 @@ def merge_state_schemas(
     ``caller`` is the ``state_schema`` given to ``create_agent``: its declarations win over those
     of ``AgentState`` and of every middleware (as in LangChain), so it may put ``messages`` on
     another channel, langgraph's ``DeltaChannel`` for one. Two middleware that declare one field
-    differently are a conflict. Visibility markers are stripped from the graph's annotations
+    differently are a conflict, except for the storage of messages: ``add_messages`` and its delta
+    twin hold the same values, and the first declaration (``AgentState``'s) is kept. Visibility
+    markers are stripped from the graph's annotations
     (langgraph reads the last ``Annotated`` item as a reducer, so a trailing marker would hide
     it) and kept on the field. A field declared by several schemas gets the most restrictive
     visibility any of them gives it: re-declaring a middleware's private field to read it must
@@ -136,7 +161,7 @@ def merge_state_schemas(
             continue
         for field in _fields(owner, schema):
             known = fields.get(field.name)
-            if known is not None and _bare(known.annotation) != _bare(field.annotation):
+            if known is not None and not _same_values(known.annotation, field.annotation):
                 raise _conflict(known, field)
             fields[field.name] = field if known is None else _restricted(known, field)
         merged.add(id(schema))
@@ -233,6 +258,25 @@ def _bare(annotation: Any) -> Any:
     return _split_required(annotation)[1]
 
 
+def _same_values(a: Any, b: Any) -> bool:
+    """Whether two declarations of a field hold the same values, however they are stored."""
+    return bool(_storage_blind(_bare(a)) == _storage_blind(_bare(b)))
+
+
+def _storage_blind(annotation: Any) -> Any:
+    """``annotation`` with a messages reducer (``add_messages`` on a plain channel, or
+    ``add_message_batches`` on a ``DeltaChannel``) read as the one thing both are."""
+    if get_origin(annotation) is not Annotated:
+        return annotation
+    base, *meta = get_args(annotation)
+    last = meta[-1]
+    if last is add_messages or (
+        isinstance(last, DeltaChannel) and last.reducer is add_message_batches
+    ):
+        return (base, *meta[:-1], "messages merged by id")
+    return annotation
+
+
 def show_type(annotation: Any) -> str:
     """A field's type for messages: ``int``, ``list[str] (reducer add)``; visibility markers and
     ``NotRequired`` are left out."""
@@ -246,7 +290,13 @@ def _reducer(annotation: Any) -> str | None:
     if get_origin(annotation) is not Annotated:
         return None
     last = get_args(annotation)[-1]
-    return getattr(last, "__name__", repr(last)) if callable(last) else None
+    if isinstance(last, DeltaChannel):
+        return f"{_name(last.reducer)} on DeltaChannel"
+    return _name(last) if callable(last) else None
+
+
+def _name(reducer: Any) -> str:
+    return str(getattr(reducer, "__name__", repr(reducer)))
 
 
 def _type_name(annotation: Any) -> str:

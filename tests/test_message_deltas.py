@@ -20,7 +20,7 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
-from graphagent._core.message_deltas import add_message_batches
+from graphagent.state import add_message_batches
 
 IDS = ("a", "b", "c", "d")
 TEXTS = ("hi", "ok", "more")

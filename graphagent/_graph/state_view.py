@@ -3,10 +3,12 @@
 A fused node (``fuse_hooks=True``) runs several hooks where the graph would run several nodes.
 Each hook's update is applied to a :class:`StateView` as the graph applies one step's writes:
 through fresh channels of the graph's own kinds, so ``add_messages``, ``RemoveMessage``,
-``Overwrite``, custom reducers and ephemeral fields such as ``jump_to`` behave exactly as they
-would. The node then writes in one step what the separate steps wrote: each plain field once,
-with the value it ended with (sequential nodes overwrite it), and each update of a reducer field
-in order, so the graph's channel makes the same reducer calls.
+``Overwrite``, custom reducers, ``DeltaChannel`` (which holds ``messages`` by default) and
+ephemeral fields such as ``jump_to`` behave exactly as they would. The node then writes in one
+step what the separate steps wrote: each plain field once, with the value it ended with
+(sequential nodes overwrite it), and each update of a reducer field in order, so the graph's
+channel makes the same reducer calls (a ``DeltaChannel`` gets them in one batch, which its
+reducer must merge as it would one by one).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command, Overwrite
 
 from graphagent._core.langgraph_internals import REDUCER_CHANNELS, is_overwrite
+from graphagent._core.message_deltas import add_message_batches
 from graphagent.errors import MiddlewareError, note_origin
 
 Channel = BaseChannel[Any, Any, Any]
@@ -42,6 +45,8 @@ _PLAIN_CHANNELS: tuple[type[Channel], ...] = (LastValue, EphemeralValue, AnyValu
 _STABLE_CHANNELS: tuple[type[Channel], ...] = (LastValue, *REDUCER_CHANNELS)
 """Channels that stay as they are through a step that does not write them; the others (an
 ephemeral field) may change, so the view steps them after every hook."""
+_MESSAGE_REDUCERS = (add_messages, add_message_batches)
+"""Reducers that merge messages by id, giving new ones an id (a plain or a delta channel)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +58,7 @@ class StateChannels:
     """The schema that declares each field (for error messages)."""
     reduced: frozenset[str]
     messages: frozenset[str]
-    """Reducer fields whose reducer is ``add_messages``."""
+    """Reducer fields that merge messages by id (``add_messages`` or its delta twin)."""
     stepped: frozenset[str]
 
     @property
@@ -69,7 +74,7 @@ class StateChannels:
             specs=specs,
             owners=owners,
             reduced=reduced,
-            messages=frozenset(k for k in reduced if _reducer(specs[k]) is add_messages),
+            messages=frozenset(k for k in reduced if _reducer(specs[k]) in _MESSAGE_REDUCERS),
             stepped=frozenset(
                 k for k, spec in specs.items() if not isinstance(spec, _STABLE_CHANNELS)
             ),

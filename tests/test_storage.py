@@ -28,6 +28,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from graphagent import create_agent
@@ -292,13 +293,19 @@ class DeltaParent(TypedDict):
     [(PlainParent, "deltas"), (PlainParent, "often"), (DeltaParent, "full")],
     ids=["plain-parent-delta-agent", "plain-parent-often-agent", "delta-parent-full-agent"],
 )
+@pytest.mark.parametrize("sent", [False, True], ids=["edge", "send"])
 def test_an_agent_as_a_node_of_a_parent_storing_messages_the_other_way(
-    parent_state: type[Any], layout: str, how_call: str
+    parent_state: type[Any], layout: str, sent: bool, how_call: str
 ) -> None:
+    """Both merge messages by id, so the agent's history written back through the parent's
+    reducer adds only what is new, whether the agent is reached by an edge or a Send."""
     agent = agent_on(layout, None, name="helper")
     graph = StateGraph(parent_state)
     graph.add_node(agent)
-    graph.add_edge(START, "helper")
+    if sent:
+        graph.add_conditional_edges(START, lambda state: [Send("helper", state)], ["helper"])
+    else:
+        graph.add_edge(START, "helper")
     graph.add_edge("helper", END)
     parent = Thread(graph.compile(checkpointer=InMemorySaver()), how_call)
 

@@ -26,10 +26,17 @@ from langchain_core.messages import (
     convert_to_messages,
     message_chunk_to_message,
 )
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 _IDS = uuid.UUID("6f1c2a52-8d0e-4b7a-9f53-2b1e4c7d9a10")
 """The namespace of the ids derived for messages that come without one."""
+
+
+def merges_messages(reducer: Any) -> bool:
+    """Whether ``reducer`` merges messages by id: ``add_messages`` (on a plain channel) or
+    :func:`add_message_batches` (on a ``DeltaChannel``). The two hold the same values, and
+    merging a history into one that holds it already changes nothing."""
+    return reducer is add_messages or reducer is add_message_batches
 
 
 def add_message_batches(state: Sequence[Any] | None, writes: Sequence[Any]) -> list[BaseMessage]:

@@ -31,11 +31,10 @@ from langgraph.channels import (
     LastValue,
     UntrackedValue,
 )
-from langgraph.graph.message import add_messages
 from langgraph.types import Command, Overwrite
 
 from graphagent._core.langgraph_internals import REDUCER_CHANNELS, is_overwrite
-from graphagent._core.message_deltas import add_message_batches
+from graphagent._core.message_deltas import merges_messages
 from graphagent.errors import MiddlewareError, note_origin
 
 Channel = BaseChannel[Any, Any, Any]
@@ -45,8 +44,6 @@ _PLAIN_CHANNELS: tuple[type[Channel], ...] = (LastValue, EphemeralValue, AnyValu
 _STABLE_CHANNELS: tuple[type[Channel], ...] = (LastValue, *REDUCER_CHANNELS)
 """Channels that stay as they are through a step that does not write them; the others (an
 ephemeral field) may change, so the view steps them after every hook."""
-_MESSAGE_REDUCERS = (add_messages, add_message_batches)
-"""Reducers that merge messages by id, giving new ones an id (a plain or a delta channel)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +71,7 @@ class StateChannels:
             specs=specs,
             owners=owners,
             reduced=reduced,
-            messages=frozenset(k for k in reduced if _reducer(specs[k]) in _MESSAGE_REDUCERS),
+            messages=frozenset(k for k in reduced if merges_messages(_reducer(specs[k]))),
             stepped=frozenset(
                 k for k, spec in specs.items() if not isinstance(spec, _STABLE_CHANNELS)
             ),

@@ -23,6 +23,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import ReadOnly
 
 from graphagent._core.langgraph_internals import REDUCER_CHANNELS
+from graphagent._core.message_deltas import merges_messages
 from graphagent.errors import StateSchemaConflictError, note_origin
 from graphagent.state import StateField
 
@@ -87,12 +88,20 @@ def check_shared_fields(
 def _clash(parent: Declaration, agent: Declaration, *, writes_back: bool) -> str | None:
     if not fits(parent.typ, agent.typ):
         return "one side would receive values of a type it does not declare"
-    if writes_back and parent.reducer is not None and parent.reducer is not agent.reducer:
+    if writes_back and parent.reducer is not None and not _same_reducer(parent, agent):
         return (
             "the agent writes its whole value back through the parent's reducer, which then "
             "reduces what it already holds a second time"
         )
     return None
+
+
+def _same_reducer(parent: Declaration, agent: Declaration) -> bool:
+    """The same reducer, or two that merge messages by id (a history on a plain channel and one
+    on a delta channel): writing the agent's history back merges what the parent holds."""
+    if parent.reducer is agent.reducer:
+        return True
+    return merges_messages(parent.reducer) and merges_messages(agent.reducer)
 
 
 def _owner(owner: str) -> str:

@@ -1,8 +1,16 @@
-"""Tool-call bookkeeping over a message history: what is pending, malformed, or unpaired."""
+"""Tool-call bookkeeping over a message history: what is pending, malformed, or unpaired.
+
+Before every model call the history is checked for malformed calls to answer and for calls and
+answers without their pair. A run's model calls see the same history growing, so what a check
+proved of the history is kept (a :class:`_Ledger`), and the next check reads only the messages
+added since: the work of a step follows what the step added, not what the thread holds.
+"""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
@@ -55,6 +63,8 @@ def answer_malformed_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]
     As in LangChain, a reply whose only calls are malformed ends the run; the next model call
     answers them, so the model reads why and can retry, and a model that keeps sending malformed
     calls cannot loop."""
+    if not _ledger(messages).malformed:
+        return None
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     history: list[BaseMessage] = []
     for message in messages:
@@ -91,10 +101,10 @@ def pair_tool_calls(messages: list[Any]) -> list[Any]:
     ToolMessage right after its AI message's answers (``RESULT_NOT_KEPT`` when other calls of that
     message have answers, ``UNANSWERED`` when none has); an orphan answer is dropped.
     """
+    if not _ledger(messages).unpaired:
+        return messages
     called = {_id for m in messages if isinstance(m, AIMessage) for _id in _call_ids(m)}
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    if called <= answered and answered <= called:
-        return messages
     repaired: list[Any] = []
     missing: list[str] = []
     text = UNANSWERED
@@ -113,12 +123,92 @@ def pair_tool_calls(messages: list[Any]) -> list[Any]:
 
 
 def _call_ids(message: AIMessage) -> list[str]:
-    ids = [call["id"] for call in message.tool_calls]
-    ids += [call.get("id") for call in message.invalid_tool_calls]
-    return [i for i in ids if i]
+    return [*_ids(message.tool_calls), *_ids(message.invalid_tool_calls)]
+
+
+def _ids(calls: Sequence[Any]) -> list[str]:
+    return [i for call in calls if (i := call.get("id"))]
 
 
 def _fill(missing: list[str], text: str) -> list[ToolMessage]:
     filled = [ToolMessage(text, tool_call_id=i, status="error") for i in missing]
     missing.clear()
     return filled
+
+
+@dataclass(frozen=True, slots=True)
+class _Ledger:
+    """What the tool calls and answers of ``messages`` are, once read.
+
+    ``unpaired`` holds the ids that are called but not answered, or answered but not called;
+    ``malformed`` the malformed calls with no answer. Both empty: nothing to repair. The sets of
+    a ledger are never changed once it is made: a longer history gets a ledger of its own.
+    """
+
+    messages: tuple[Any, ...]
+    """The history read (a copy: a list may be changed after); kept, to tell by identity that a
+    later history begins with it."""
+    called: frozenset[str]
+    answered: frozenset[str]
+    unpaired: frozenset[str]
+    malformed: frozenset[str]
+
+    def covers_the_start_of(self, messages: Sequence[Any]) -> bool:
+        """Whether ``messages`` begins with the very message objects this ledger read (the
+        messages of a history are replaced, never changed in place, by langgraph's reducers)."""
+        known = self.messages
+        size = len(known)
+        return (
+            size <= len(messages)
+            and (size == 0 or messages[size - 1] is known[-1])
+            and all(map(operator.is_, known, messages))
+        )
+
+    def extended(self, messages: Sequence[Any]) -> _Ledger:
+        """The ledger of ``messages``, which begin with this ledger's: only the rest is read."""
+        calls: set[str] = set()
+        answers: set[str] = set()
+        invalid: set[str] = set()
+        for message in messages[len(self.messages) :]:
+            if isinstance(message, ToolMessage):
+                answers.add(message.tool_call_id)
+            elif isinstance(message, AIMessage) and (
+                message.tool_calls or message.invalid_tool_calls
+            ):
+                calls.update(_call_ids(message))
+                invalid.update(_ids(message.invalid_tool_calls))
+        if not calls and not answers:
+            return replace(self, messages=tuple(messages))
+        called, answered = self.called | calls, self.answered | answers
+        touched = calls | answers
+        return _Ledger(
+            tuple(messages),
+            called,
+            answered,
+            unpaired=(self.unpaired - touched)
+            | {key for key in touched if (key in called) != (key in answered)},
+            malformed=(self.malformed - answers) | (invalid - answered),
+        )
+
+
+_EMPTY = _Ledger((), frozenset(), frozenset(), frozenset(), frozenset())
+_KEPT = 8
+"""Ledgers kept: one per history being run, for as many runs at a time (each keeps its
+messages alive until it is dropped)."""
+_ledgers: tuple[_Ledger, ...] = ()
+
+
+def _ledger(messages: Sequence[Any]) -> _Ledger:
+    """The ledger of ``messages``, built on the longest kept one it extends."""
+    global _ledgers
+    kept = _ledgers  # read once: other threads may replace it (the tuple is never changed)
+    base = max(
+        (ledger for ledger in kept if ledger.covers_the_start_of(messages)),
+        key=lambda ledger: len(ledger.messages),
+        default=_EMPTY,
+    )
+    if len(base.messages) == len(messages):
+        return base
+    ledger = base.extended(messages)
+    _ledgers = (*(k for k in kept if k is not base), ledger)[-_KEPT:]
+    return ledger

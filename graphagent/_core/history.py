@@ -8,7 +8,6 @@ added since: the work of a step follows what the step added, not what the thread
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -145,23 +144,24 @@ class _Ledger:
     a ledger are never changed once it is made: a longer history gets a ledger of its own.
     """
 
-    messages: tuple[Any, ...]
-    """The history read (a copy: a list may be changed after); kept, to tell by identity that a
-    later history begins with it."""
+    messages: list[Any]
+    """The history read (a copy: a list may be changed after); kept, to tell that a later
+    history begins with it."""
     called: frozenset[str]
     answered: frozenset[str]
     unpaired: frozenset[str]
     malformed: frozenset[str]
 
     def covers_the_start_of(self, messages: Sequence[Any]) -> bool:
-        """Whether ``messages`` begins with the very message objects this ledger read (the
-        messages of a history are replaced, never changed in place, by langgraph's reducers)."""
+        """Whether ``messages`` begins with the messages this ledger read. A later step's history
+        holds the same message objects (langgraph's reducers replace a message, never change it
+        in place), which compare at the speed of a list copy."""
         known = self.messages
         size = len(known)
         return (
             size <= len(messages)
             and (size == 0 or messages[size - 1] is known[-1])
-            and all(map(operator.is_, known, messages))
+            and known == list(messages[:size])
         )
 
     def extended(self, messages: Sequence[Any]) -> _Ledger:
@@ -178,11 +178,11 @@ class _Ledger:
                 calls.update(_call_ids(message))
                 invalid.update(_ids(message.invalid_tool_calls))
         if not calls and not answers:
-            return replace(self, messages=tuple(messages))
+            return replace(self, messages=list(messages))
         called, answered = self.called | calls, self.answered | answers
         touched = calls | answers
         return _Ledger(
-            tuple(messages),
+            list(messages),
             called,
             answered,
             unpaired=(self.unpaired - touched)
@@ -191,7 +191,7 @@ class _Ledger:
         )
 
 
-_EMPTY = _Ledger((), frozenset(), frozenset(), frozenset(), frozenset())
+_EMPTY = _Ledger([], frozenset(), frozenset(), frozenset(), frozenset())
 _KEPT = 8
 """Ledgers kept: one per history being run, for as many runs at a time (each keeps its
 messages alive until it is dropped)."""

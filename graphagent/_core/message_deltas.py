@@ -7,6 +7,9 @@ takes a batch, and must be batching-invariant: ``reducer(reducer(s, xs), ys)`` e
 which is invariant by construction, and keeps one index of ids for the whole batch so a replay of
 many writes costs one pass, not one copy of the history per write.
 
+The index is kept with the history it was made for (a few of them): the next step's reducer call
+starts from that very history, and copies the index instead of reading every message again.
+
 ``add_messages`` gives a message without an id a random one; a replay would give it a new one on
 every read. Here such a message gets an id derived from where it lands (the id before it and its
 position), so every replay gives it the same. langgraph stamps ids on message objects before it
@@ -16,7 +19,8 @@ saves a write, so this only concerns what it stores as given: strings and ``(rol
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import (
@@ -51,7 +55,45 @@ def add_message_batches(state: Sequence[Any] | None, writes: Sequence[Any]) -> l
     log = _Log(state or ())
     for write in writes:
         log.merge(write)
+    _keep(_Indexed(list(log.messages), log.index))
     return log.messages
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    """A history the reducer returned, and the position of each id in it (never changed: a
+    reducer call starting from this history copies it)."""
+
+    messages: list[BaseMessage]
+    """A copy of the history: the list returned may be changed after."""
+    index: Mapping[str, int]
+
+    def is_(self, state: Sequence[Any]) -> bool:
+        """Whether ``state`` holds the messages of this history, in order (the same objects, as
+        a channel passes the history it holds, compare at the speed of a list copy)."""
+        known = self.messages
+        return (
+            len(known) == len(state)
+            and (not known or state[-1] is known[-1])
+            and known == (state if isinstance(state, list) else list(state))
+        )
+
+
+_KEPT = 8
+"""Histories whose index is kept: one per thread being run, for as many at a time (each keeps
+its messages alive until it is dropped)."""
+_kept: tuple[_Indexed, ...] = ()
+
+
+def _keep(indexed: _Indexed) -> None:
+    global _kept
+    _kept = (*_kept, indexed)[-_KEPT:]  # a new tuple: another thread may be reading the old one
+
+
+def _index_of(state: Sequence[Any]) -> dict[str, int] | None:
+    """A copy of the index of ``state``, if it is a history the reducer returned lately."""
+    found = next((indexed for indexed in reversed(_kept) if indexed.is_(state)), None)
+    return None if found is None else dict(found.index)
 
 
 class _Log:
@@ -60,9 +102,12 @@ class _Log:
     __slots__ = ("index", "messages")
 
     def __init__(self, state: Sequence[Any]) -> None:
-        self.messages: list[BaseMessage] = []
-        self.index: dict[str, int] = {}
-        self._reset(_coerced(list(state)))
+        self.messages: list[BaseMessage] = list(state)
+        known = _index_of(state)
+        if known is not None:
+            self.index = known
+        else:
+            self._reset(_coerced(self.messages))
 
     def _reset(self, messages: list[BaseMessage]) -> None:
         """Start again from ``messages`` (a list of its own)."""

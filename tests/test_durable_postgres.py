@@ -5,7 +5,9 @@ once per session, creates the checkpoint tables once (``setup()``, as a deployme
 stops the server at the end whatever happened. Every turn here runs in a fresh worker process
 that shares nothing with the others but the database; each test has one worker use the sync
 checkpointer (``PostgresSaver``, ``invoke``) and the other the async one (``AsyncPostgresSaver``,
-``ainvoke``) on the same thread. Without PostgreSQL's server binaries the
+``ainvoke``) on the same thread; a review is paused and decided by different workers in both
+hook modes, and a thread long enough to store messages as deltas and as a snapshot is read whole
+by another worker. Without PostgreSQL's server binaries the
 tests are skipped locally; under CI (``CI`` set) that is a failure, since ``.ci/run`` installs them.
 """
 
@@ -20,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.durable.agent import Turn, take_turn, tool_log
+from tests.durable.agent import Turn, stored_histories, take_turn, tool_log
 from tests.durable.harness import die_in_worker, finish_worker, run_in_worker, start_worker
 from tests.durable.postgres_server import (
     PostgresUnavailable,
@@ -144,3 +146,42 @@ def test_workers_running_at_the_same_time_keep_their_threads_apart(turn: NewTurn
 
 def last_message(summary: dict[str, Any]) -> list[str]:
     return summary["messages"][-1]  # type: ignore[no-any-return]
+
+
+REVIEW_NODE = {False: "HumanInTheLoopMiddleware.after_model", True: "after_model"}
+
+
+@pytest.mark.parametrize("fuse_hooks", [False, True], ids=["nodes", "fused"])
+def test_a_review_paused_in_one_worker_is_decided_in_another(
+    turn: NewTurn, tmp_path: Path, how_call: str, fuse_hooks: bool
+) -> None:
+    a_async, b_async = modes(how_call)
+    reviewed = partial(turn, fuse_hooks=fuse_hooks)
+
+    paused = run_in_worker(reviewed(action="say", value="publish: the report", is_async=a_async))
+    approved = run_in_worker(reviewed(action="review", value="approve", is_async=b_async))
+
+    assert paused["next"] == [REVIEW_NODE[fuse_hooks]]
+    assert [r["name"] for r in paused["interrupts"][0]["action_requests"]] == ["publish"]
+    assert approved["interrupts"] == []
+    assert approved["messages"][-2:] == [
+        ["tool", "published the report"],
+        ["ai", "done: published the report"],
+    ]
+    assert tool_log(tmp_path, "publish") == ["the report"]
+
+
+def test_a_thread_past_its_first_snapshot_is_read_whole_by_another_worker(
+    turn: NewTurn, how_call: str
+) -> None:
+    a_async, b_async = modes(how_call)
+    notes = [f"record: step {n}" for n in range(26)]  # 4 updates of messages a turn: 104
+    for note in notes:
+        take_turn(turn(action="say", value=note, is_async=a_async))
+
+    asked = turn(action="say", value="history", is_async=b_async)
+    read = run_in_worker(asked)
+
+    assert read["messages"][-1] == ["ai", " | ".join([*notes, "history"])]
+    assert len(read["messages"]) == 4 * len(notes) + 2
+    assert stored_histories(asked.store, asked.thread_id) == 1, "one snapshot, deltas since"

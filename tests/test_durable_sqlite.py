@@ -2,8 +2,10 @@
 
 Each test does part of a conversation in this process and part in a fresh Python process (a
 worker, ``tests/durable/worker.py``) that builds the same agent and only shares the SQLite file:
-an interrupt answered by another process, a process killed between a tool and the next model
-call, and the state of middleware (thread call counts, the to-do list) across restarts.
+an interrupt answered by another process, a review paused in one process and decided in
+another (in both hook modes), a process killed between a tool and the next model call, a thread
+long enough to store its messages both as deltas and as a snapshot, and the state of middleware
+(thread call counts, the to-do list) across restarts.
 ``how_call`` runs every test once with SqliteSaver + ``invoke`` and once with AsyncSqliteSaver
 + ``ainvoke``, in this process and in the workers alike.
 """
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 from langgraph.errors import EmptyInputError
 
-from tests.durable.agent import Turn, take_turn, tool_log
+from tests.durable.agent import Turn, stored_histories, take_turn, tool_log
 from tests.durable.harness import die_in_worker, run_in_worker
 
 NewTurn = Any  # partial(Turn, ...): takes the remaining Turn fields
@@ -162,3 +164,49 @@ def test_the_todo_list_survives_a_restart(turn: NewTurn) -> None:
         "ai",
         "1. [pending] book the train\n2. [pending] reserve a hotel",
     ]
+
+
+REVIEW_NODE = {False: "HumanInTheLoopMiddleware.after_model", True: "after_model"}
+
+
+@pytest.mark.parametrize("fuse_hooks", [False, True], ids=["nodes", "fused"])
+def test_a_review_paused_here_is_decided_in_another_process(
+    turn: NewTurn, tmp_path: Path, fuse_hooks: bool
+) -> None:
+    reviewed = partial(turn, fuse_hooks=fuse_hooks)
+
+    paused = take_turn(reviewed(action="say", value="publish: the report"))
+
+    assert paused["next"] == [REVIEW_NODE[fuse_hooks]]
+    (review,) = paused["interrupts"]
+    assert [r["name"] for r in review["action_requests"]] == ["publish"]
+    approved = run_in_worker(reviewed(action="review", value="approve"))
+    assert approved["interrupts"] == []
+    assert approved["messages"][-2:] == [
+        ["tool", "published the report"],
+        ["ai", "done: published the report"],
+    ]
+    assert tool_log(tmp_path, "publish") == ["the report"]
+
+    run_in_worker(reviewed(action="say", value="publish: the draft"))
+    rejected = take_turn(reviewed(action="review", value="reject"))
+    assert rejected["messages"][-2][0] == "tool"
+    assert "not now" in rejected["messages"][-2][1]
+    assert tool_log(tmp_path, "publish") == ["the report"], "the rejected call never ran"
+    assert [m for m in rejected["messages"] if m[0] == "human"] == [
+        ["human", "publish: the report"],
+        ["human", "publish: the draft"],
+    ]
+
+
+def test_a_thread_past_its_first_snapshot_is_read_whole_by_another_process(turn: NewTurn) -> None:
+    notes = [f"record: step {n}" for n in range(26)]  # 4 updates of messages a turn: 104
+    for note in notes:
+        take_turn(turn(action="say", value=note))
+
+    asked = turn(action="say", value="history")
+    read = run_in_worker(asked)
+
+    assert read["messages"][-1] == ["ai", " | ".join([*notes, "history"])]
+    assert len(read["messages"]) == 4 * len(notes) + 2
+    assert stored_histories(asked.store, asked.thread_id) == 1, "one snapshot, deltas since"

@@ -62,7 +62,6 @@ def lookup(query: str) -> str:
 @before_model
 def look(state: Any, runtime: Any) -> None:
     """A hook, so that the two hook modes build different graphs."""
-    return None
 
 
 def model() -> ScriptedChatModel:

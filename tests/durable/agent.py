@@ -8,6 +8,7 @@ count how often a tool really ran, whichever process ran it.
 The last human message chooses what the model does:
 
 - ``ask: <question>`` calls ``ask_human``, which pauses the run with ``interrupt(question)``;
+- ``publish: <text>`` calls ``publish``, which a HumanInTheLoopMiddleware reviews first;
 - ``record: <note>`` calls ``record_step``;
 - ``plan: a; b; c`` calls ``write_todos`` with those items, all pending;
 - ``recall`` answers with the to-do lines the model was shown in its system message;
@@ -43,11 +44,12 @@ from langgraph.types import Command, Durability, StateSnapshot, interrupt
 from graphagent import create_agent
 from graphagent.agent import CompiledAgent
 from graphagent.middleware.base import AgentMiddleware
+from graphagent.middleware.human_in_the_loop import HumanInTheLoopMiddleware
 from graphagent.middleware.model_call_limit import ModelCallLimitMiddleware
 from graphagent.middleware.todo import TodoListMiddleware
 from graphagent.testing import ScriptedChatModel, tool_call
 
-ACTIONS = ("say", "resume", "continue", "inspect")
+ACTIONS = ("say", "resume", "review", "continue", "inspect")
 
 DeathAfterTool = Literal["kill", "raise"] | None
 """How a process stops after a tool ran: SIGKILL, an exception from the model, or not at all."""
@@ -69,7 +71,9 @@ class Turn:
     thread_id: str
     action: str
     """``"say"`` (``value`` is the message), ``"resume"`` (``value`` is the answer to the
-    interrupt), ``"continue"`` (``invoke(None)``) or ``"inspect"`` (no run, only the state)."""
+    interrupt), ``"review"`` (``value`` is the decision on the reviewed call: ``"approve"`` or
+    ``"reject"``), ``"continue"`` (``invoke(None)``) or ``"inspect"`` (no run, only the
+    state)."""
     value: str | None = None
     is_async: bool = False
     """Run with the asyncio checkpointer and ``ainvoke``."""
@@ -77,6 +81,7 @@ class Turn:
     die_after_tool: DeathAfterTool = None
     durability: Durability = "async"
     """langgraph's default."""
+    fuse_hooks: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -117,6 +122,7 @@ def _build_for(
         Path(turn.workdir),
         thread_limit=turn.thread_limit,
         die_after_tool=turn.die_after_tool,
+        fuse_hooks=turn.fuse_hooks,
     )
 
 
@@ -132,7 +138,8 @@ def _log(workdir: Path, tool_name: str, entry: str) -> None:
 
 
 def make_tools(workdir: Path) -> list[BaseTool]:
-    """``ask_human`` (pauses for an answer) and ``record_step``, both logging each execution."""
+    """``ask_human`` (pauses for an answer), ``publish`` (reviewed) and ``record_step``, each
+    logging its executions."""
 
     @tool
     def ask_human(question: str) -> str:
@@ -147,7 +154,13 @@ def make_tools(workdir: Path) -> list[BaseTool]:
         _log(workdir, "record_step", note)
         return f"recorded {note}"
 
-    return [ask_human, record_step]
+    @tool
+    def publish(text: str) -> str:
+        """Publish a text, once a person approved it."""
+        _log(workdir, "publish", text)
+        return f"published {text}"
+
+    return [ask_human, record_step, publish]
 
 
 def make_model(*, die_after_tool: DeathAfterTool = None) -> ScriptedChatModel:
@@ -167,6 +180,8 @@ def make_model(*, die_after_tool: DeathAfterTool = None) -> ScriptedChatModel:
             return _unique(call=("ask_human", {"question": rest}))
         if verb == "record":
             return _unique(call=("record_step", {"note": rest}))
+        if verb == "publish":
+            return _unique(call=("publish", {"text": rest}))
         if verb == "plan":
             todos = [{"content": item.strip(), "status": "pending"} for item in rest.split(";")]
             return _unique(call=("write_todos", {"todos": todos}))
@@ -202,15 +217,23 @@ def build_agent(
     *,
     thread_limit: int | None = None,
     die_after_tool: DeathAfterTool = None,
+    fuse_hooks: bool = False,
 ) -> tuple[CompiledAgent, ScriptedChatModel]:
-    """The agent (with a to-do list it is reminded of, and a thread-level model call limit if asked)
-    and its model."""
-    middleware: list[AgentMiddleware[Any, Any, Any]] = [TodoListMiddleware(reminder=True)]
+    """The agent (with a to-do list it is reminded of, a review of ``publish``, and a thread-level
+    model call limit if asked) and its model."""
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [
+        TodoListMiddleware(reminder=True),
+        HumanInTheLoopMiddleware(interrupt_on={"publish": True}),
+    ]
     if thread_limit is not None:
         middleware.append(ModelCallLimitMiddleware(thread_limit=thread_limit))
     model = make_model(die_after_tool=die_after_tool)
     agent = create_agent(
-        model, make_tools(workdir), middleware=middleware, checkpointer=checkpointer
+        model,
+        make_tools(workdir),
+        middleware=middleware,
+        checkpointer=checkpointer,
+        fuse_hooks=fuse_hooks,
     )
     return agent, model
 
@@ -221,6 +244,9 @@ def agent_input(action: str, value: str | None) -> Any:
         return {"messages": [HumanMessage(value or "")]}
     if action == "resume":
         return Command(resume=value)
+    if action == "review":
+        decision = {"type": value, **({"message": "not now"} if value == "reject" else {})}
+        return Command(resume={"decisions": [decision]})
     if action == "continue":
         return None
     raise ValueError(f"unknown action {action!r}; expected one of {ACTIONS}")
@@ -241,6 +267,23 @@ def summarise(snapshot: StateSnapshot, model: ScriptedChatModel) -> dict[str, An
         "thread_model_call_count": values.get("thread_model_call_count"),
         "model_calls": model.call_count,
     }
+
+
+def stored_histories(store: str, thread_id: str) -> int:
+    """How many times the thread stores its whole history (otherwise it stores deltas): the
+    versions of ``messages`` that checkpoints hold whole. (PostgreSQL stores a version once and
+    gives it to every checkpoint until the next write; SQLite stores it in one checkpoint.)"""
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    with open_saver(store) as saver:
+        stored = [c.checkpoint for c in saver.list(thread_config(thread_id))]
+    return len(
+        {
+            checkpoint["channel_versions"]["messages"]
+            for checkpoint in stored
+            if isinstance(checkpoint["channel_values"].get("messages"), _DeltaSnapshot | list)
+        }
+    )
 
 
 # -- checkpointers: "sqlite:<file>" or "postgres:<conninfo>" ---------------------------------------

@@ -129,6 +129,32 @@ def test_runs_wait(client: Any) -> None:
     assert _texts(values) == ["add 2 and 3", "", "5", "Done: 5"]  # type: ignore[arg-type]
 
 
+def test_a_thread_of_several_turns_reads_back_whole_and_forks_from_an_old_checkpoint(
+    client: Any,
+) -> None:
+    """The server's checkpointer stores messages as deltas, as any other does."""
+    thread_id = client.threads.create()["thread_id"]
+    for request in ("add 1 and 2", "add 3 and 4", "hello"):
+        client.runs.wait(thread_id, "agent", input=_user(request))
+    whole = ["add 1 and 2", "", "3", "Done: 3", "add 3 and 4", "", "7", "Done: 3; 7"]
+    whole += ["hello", "You said: hello"]
+
+    assert _texts(client.threads.get_state(thread_id)["values"]) == whole
+    history = client.threads.get_history(thread_id, limit=100)
+    after_first = next(s for s in history if not s["next"] and len(s["values"]["messages"]) == 4)
+    assert _texts(after_first["values"]) == whole[:4]
+
+    fork = client.threads.update_state(
+        thread_id, _user("a note"), checkpoint_id=after_first["checkpoint"]["checkpoint_id"]
+    )
+    values = client.runs.wait(
+        thread_id, "agent", input=_user("add 5 and 6"), checkpoint=fork["checkpoint"]
+    )
+
+    assert _texts(values) == [*whole[:4], "a note", "add 5 and 6", "", "11", "Done: 3; 11"]
+    assert _texts(client.threads.get_state(thread_id)["values"]) == _texts(values)
+
+
 def test_token_streaming(client: Any) -> None:
     thread = client.threads.create()
 

@@ -379,3 +379,29 @@ def test_ids_of_messages_written_without_one_are_the_same_on_every_read(how_call
     assert all(first)
     assert first == again
     assert len(set(first)) == len(first)
+
+
+@pytest.mark.parametrize("layout", ["deltas", "often"])
+def test_the_v3_stream_of_a_later_turn_streams_it_and_outputs_the_whole_history(
+    layout: str, how_call: str
+) -> None:
+    ours = Thread(agent_on(layout, InMemorySaver()), how_call)
+    ours.say("one")
+    turn = {"messages": [HumanMessage("two")]}
+
+    if ours.is_async:
+
+        async def stream() -> tuple[list[str], dict[str, Any]]:
+            run = await ours.agent.astream_events(turn, ours.config, version="v3")
+            texts = [str(await m.text) async for m in run.messages]
+            return texts, await run.output()
+
+        texts, output = asyncio.run(asyncio.wait_for(stream(), 30))
+    else:
+        run = ours.agent.stream_events(turn, ours.config, version="v3")
+        texts = [str(m.text) for m in run.messages]
+        output = run.output
+
+    assert texts == ["", "answer to two"]
+    assert shape(output["messages"]) == ours.messages()
+    assert [t for k, t in ours.messages() if k == "human"] == ["one", "two"]

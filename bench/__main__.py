@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from bench import history, storage
 from bench.checkpoints import SAVERS, Saver
 from bench.otel import OTEL_SCENARIOS, OtelScenario
 from bench.timing import Sampler, Samples, async_sampler, interleave, sync_sampler
@@ -49,7 +50,9 @@ COUNTS = (0, 5, 20)
 LONG_HISTORY = 2000
 """Messages before the question in the long-history footprint (20 middleware)."""
 CONCURRENT_RUNS = 200
-GROUPS = ("footprint", "runs", "compile", "concurrency", "otel")
+GROUPS = ("footprint", "runs", "compile", "concurrency", "otel", "history", "storage")
+OPT_IN = ("snapshots",)
+"""Parts run only when named with --only."""
 
 
 # -- scenarios ------------------------------------------------------------------------------------
@@ -159,6 +162,8 @@ def sqlite_bytes(side: Side, n: int, history: int) -> int:
 class Results:
     timings: dict[str, Samples] = field(default_factory=dict)
     footprints: dict[tuple[str, int], Footprint] = field(default_factory=dict)
+    history: Samples | None = None
+    storage: dict[str, storage.Thread] = field(default_factory=dict)
 
 
 Measure = tuple[float, float | None]
@@ -200,6 +205,67 @@ def count_target(what: str, a: tuple[str, int], b: tuple[str, int], limit: float
     return Target(f"{a[0]} {a[1]} mw / {b[0]} {b[1]} mw: {shown}", measure, limit)
 
 
+def history_target(side: str, limit: float) -> Target:
+    """``side``'s run after 1,000 earlier messages over its run after 10, at most ``limit``."""
+
+    def measure(results: Results) -> Measure | None:
+        return None if results.history is None else history.growth(results.history, side)
+
+    title = f"{side}: time after {history.LONG:,} / {history.SHORT} earlier messages"
+    return Target(title, measure, limit)
+
+
+def storage_target(
+    title: str, measure: Callable[[dict[str, storage.Thread]], Measure | None], limit: float
+) -> Target:
+    def of(results: Results) -> Measure | None:
+        try:
+            return measure(results.storage)
+        except KeyError:  # a variant not run
+            return None
+
+    return Target(title, of, limit)
+
+
+def bytes_over(a: str, b: str, turns: int) -> Callable[[dict[str, storage.Thread]], Measure]:
+    return lambda threads: (threads[a].file_bytes[turns] / threads[b].file_bytes[turns], None)
+
+
+def storage_targets() -> tuple[Target, ...]:
+    turns = storage.FULL_LAYOUT_TURNS
+    targets = [
+        storage_target(
+            f"default / langchain: SQLite file, {turns}-turn thread",
+            bytes_over("default", "langchain", turns),
+            0.03,
+        ),
+        storage_target(
+            f"default / langchain-delta: SQLite file, {turns}-turn thread",
+            bytes_over("default", "langchain-delta", turns),
+            0.8,
+        ),
+        storage_target(
+            f"fused / langchain-delta: SQLite file, {turns}-turn thread",
+            bytes_over("fused", "langchain-delta", turns),
+            0.3,
+        ),
+    ]
+    for side in ("default", "fused"):
+        targets += [
+            storage_target(
+                f"{side}: turn {turns} / turn 1 of a thread (medians of {storage.TIMED_TURNS})",
+                lambda threads, side=side: threads[side].turn_growth(turns),
+                1.3,
+            ),
+            storage_target(
+                f"{side}: get_state, {max(storage.TURNS)} / {min(storage.TURNS)} turns",
+                lambda threads, side=side: threads[side].read_growth(),
+                2.0,
+            ),
+        ]
+    return tuple(targets)
+
+
 TITLES = {s.name: s.title for s in (*RUNS, *COMPILES, CONCURRENCY)} | {
     s.name: s.title for s in OTEL_SCENARIOS
 }
@@ -215,6 +281,9 @@ TARGETS = (
     time_target("compile-20mw", "default", "langgraph", 1.1),
     time_target("concurrent-0mw", "default", "langchain", 1.0),
     *(time_target(s.name, "otel", "bare", s.target) for s in OTEL_SCENARIOS),
+    history_target("default", 1.9),
+    history_target("fused", 1.9),
+    *storage_targets(),
 )
 MIN_ROUNDS = 10
 """Fewer rounds than this leave a missed time target undecided."""
@@ -347,12 +416,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--warmup", type=int, default=None, help="untimed runs per side first")
     parser.add_argument("--quick", action="store_true", help="a smoke run")
+    parser.add_argument("--verbose", action="store_true", help="report the progress of long parts")
     parser.add_argument(
         "--only",
         action="append",
-        choices=GROUPS,
+        choices=GROUPS + OPT_IN,
         metavar="PART",
-        help="run only this part (repeatable): " + ", ".join(GROUPS),
+        help="run only this part (repeatable): "
+        + ", ".join(GROUPS)
+        + "; and, only when named, snapshots (the storage thread of graphagent's default at "
+        "several snapshot frequencies)",
     )
     args = parser.parse_args(argv)
     if args.rounds is None:
@@ -434,10 +507,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
             print_otel(results, runner, args)
     print()
+    if "history" in args.only:
+        results.history = history.history_samples(sides, rounds=args.rounds, warmup=args.warmup)
+        history.print_history(results.history, sides)
+    if "storage" in args.only:
+        results.storage = run_storage(args)
+    if "snapshots" in args.only:
+        storage.print_sweep(storage.sweep(progress=progress if args.verbose else _quiet))
     print_targets(results, args.rounds)
     print()
     print(f"({time.perf_counter() - started:.0f} s)")
     return 0
+
+
+def progress(text: str) -> None:
+    print(f"  ... {text}", flush=True)
+
+
+def _quiet(text: str) -> None:
+    return None
+
+
+def run_storage(args: argparse.Namespace) -> dict[str, storage.Thread]:
+    variants = [*storage.langchain_variants(), *storage.graphagent_variants()]
+    turns = storage.QUICK_TURNS if args.quick else max(storage.TURNS)
+    threads = {
+        v.name: storage.run_thread(v, turns, progress=progress if args.verbose else _quiet)
+        for v in variants
+    }
+    storage.print_report(list(threads.values()), {v.name: v.note for v in variants})
+    return threads
 
 
 def print_otel(results: Results, runner: asyncio.Runner, args: argparse.Namespace) -> None:

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from bench import history, storage
 from bench.__main__ import verdict
 from bench.checkpoints import Saver
 from bench.timing import interleave
@@ -56,3 +57,40 @@ def test_only_a_miss_beyond_the_noise_is_a_regression() -> None:
     assert verdict((1.1, 1.05), 1.0, rounds=20) == "REGRESSION"
     assert verdict((1.1, 1.05), 1.0, rounds=2) == "unsure (2 rounds)"
     assert verdict((2.1, None), 2.0, rounds=2) == "REGRESSION", "a count is exact"
+
+
+def test_a_storage_thread_is_measured_as_it_grows() -> None:
+    default, _, full = storage.graphagent_variants()
+
+    threads = [
+        storage.run_thread(v, storage.QUICK_TURNS, progress=lambda _: None) for v in (default, full)
+    ]
+
+    for thread in threads:
+        assert len(thread.turn_seconds) == storage.QUICK_TURNS
+        assert set(thread.file_bytes) == {10, storage.QUICK_TURNS}
+        assert thread.multiple_of_floor(10) > 1
+        assert thread.get_state_ms(10) is not None
+        assert thread.read_growth() is not None
+    deltas, whole = threads
+    assert deltas.file_bytes[10] < whole.file_bytes[10], "deltas take less room"
+    assert deltas.floor_bytes == whole.floor_bytes, "the same history"
+
+
+def test_a_snapshot_frequency_is_a_state_schema() -> None:
+    (variant,) = storage.graphagent_variants([7])
+
+    agent = variant.build(None)
+
+    assert agent.builder.channels["messages"].snapshot_frequency == 7
+
+
+def test_the_history_part_times_each_side_after_a_short_and_a_long_history() -> None:
+    sides = {"langgraph": langgraph_side(), "fused": graphagent_side(fused=True)}
+
+    samples = history.history_samples(sides, rounds=1, warmup=0)
+
+    assert set(samples.by_side) == {
+        history.key(side, length) for side in sides for length in (history.SHORT, history.LONG)
+    }
+    assert history.growth(samples, "fused")[0] > 0

@@ -1,0 +1,410 @@
+"""How a long thread is stored: one conversation of many turns on SQLite, side by side.
+
+Each variant holds one thread of up to 500 user turns. A turn is a question, two tool calls in
+turn (each answered with about 800 characters) and an answer: six messages. Three middleware
+with no-op hooks run around it, as in the rest of the bench. Measured on the same thread as it
+grows: the SQLite file after 10, 100 and 500 turns, as a multiple of the floor (the thread's
+messages serialised once, by the checkpointer's own serializer); the time of the last turns over
+the first ones; and the time of ``get_state`` on the thread after 10 turns and at its longest.
+
+The variants that store the whole history in every checkpoint stop at 100 turns: at 500 they
+would write some 10 GiB.
+"""
+
+from __future__ import annotations
+
+import gc
+import sqlite3
+import statistics
+import tempfile
+import time
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from bench.timing import Samples
+from bench.workloads import make_middleware
+
+TURNS = (10, 100, 500)
+"""The thread lengths at which the file is measured."""
+FULL_LAYOUT_TURNS = 100
+"""The longest thread of a variant storing the whole history in each checkpoint."""
+MIDDLEWARE = 3
+CALLS_PER_TURN = 2
+RESULT_CHARS = 800
+TIMED_TURNS = 5
+"""The first and the last turns compared are the medians of this many turns."""
+GET_STATE_ROUNDS = 15
+QUICK_TURNS = 12
+"""The thread of a smoke run (``--quick``)."""
+SWEEP = (25, 50, 100, 200, 400)
+"""The snapshot frequencies ``--only snapshots`` compares."""
+
+
+# -- the workload -----------------------------------------------------------------------------
+
+
+class TurnModel(BaseChatModel):
+    """Zero-latency model: in each turn, two ``lookup`` calls one after the other, then text.
+
+    It reads only the messages since the last question, so it is the same work at every turn
+    whatever the thread holds; tool call ids are unique in the thread (they carry the turn)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench-turns"
+
+    def _reply(self, messages: list[BaseMessage]) -> ChatResult:
+        turn = sum(isinstance(m, HumanMessage) for m in messages)
+        since = 0
+        for message in reversed(messages):
+            if isinstance(message, HumanMessage):
+                break
+            since += isinstance(message, ToolMessage)
+        if since < CALLS_PER_TURN:
+            call_id, query = f"c{turn}_{since}", f"t{turn}q{since}"
+            call = {"name": "lookup", "args": {"query": query}, "id": call_id}
+            message = AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
+        else:
+            message = AIMessage(content=f"answer {turn}")
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._reply(messages)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, AIMessage]:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+
+def _lookup(query: str) -> str:
+    head = f"result for {query}: "
+    return head + "x" * (RESULT_CHARS - len(head))
+
+
+def make_tool() -> BaseTool:
+    return StructuredTool.from_function(func=_lookup, name="lookup", description="Look it up.")
+
+
+def question(turn: int) -> dict[str, Any]:
+    return {"messages": [HumanMessage(f"Question {turn}: look it up twice, please.")]}
+
+
+# -- the variants -----------------------------------------------------------------------------
+
+Build = Callable[[Any], Any]
+"""``build(checkpointer)``: the variant's agent."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    note: str
+    build: Build
+    max_turns: int = max(TURNS)
+
+
+def graphagent_variants(frequencies: Sequence[int] = ()) -> list[Variant]:
+    """graphagent's default, fused and full-history variants; or, given ``frequencies``, the
+    default with a snapshot of the messages every that many updates, one variant each."""
+    from graphagent import create_agent
+    from graphagent.middleware import AgentMiddleware
+    from graphagent.state import FullHistoryState
+
+    def maker(*, fused: bool = False, state_schema: Any = None) -> Build:
+        def build(checkpointer: Any) -> Any:
+            return create_agent(
+                TurnModel(),
+                [make_tool()],
+                middleware=make_middleware(AgentMiddleware, MIDDLEWARE),
+                checkpointer=checkpointer,
+                fuse_hooks=fused,
+                state_schema=state_schema,
+            )
+
+        return build
+
+    if frequencies:
+        return [
+            Variant(f"every {n}", f"snapshot every {n} updates", maker(state_schema=every(n)))
+            for n in frequencies
+        ]
+    return [
+        Variant("default", "graphagent, messages as deltas (the default)", maker()),
+        Variant("fused", "graphagent, fuse_hooks=True", maker(fused=True)),
+        Variant(
+            "full",
+            "graphagent, state_schema=FullHistoryState",
+            maker(state_schema=FullHistoryState),
+            FULL_LAYOUT_TURNS,
+        ),
+    ]
+
+
+def every(frequency: int) -> type[Any]:
+    """``AgentState`` with a snapshot of the messages every ``frequency`` updates."""
+    from typing import Annotated, Required
+
+    from langchain_core.messages import AnyMessage
+    from langgraph.channels.delta import DeltaChannel
+
+    from graphagent.state import AgentState, add_message_batches
+
+    channel = DeltaChannel(add_message_batches, snapshot_frequency=frequency)
+    annotation = Required[Annotated[list[AnyMessage], channel]]
+    return types.new_class(
+        f"Every{frequency}",
+        (AgentState,),
+        exec_body=lambda namespace: namespace.update({"__annotations__": {"messages": annotation}}),
+    )
+
+
+def langchain_variants() -> list[Variant]:
+    # Only the bench venv has langchain.
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import AgentMiddleware
+
+    from bench.delta_state import DeltaState
+
+    def maker(state_schema: Any = None) -> Build:
+        def build(checkpointer: Any) -> Any:
+            return create_agent(
+                TurnModel(),
+                [make_tool()],
+                middleware=make_middleware(AgentMiddleware, MIDDLEWARE),
+                checkpointer=checkpointer,
+                state_schema=state_schema,
+            )
+
+        return build
+
+    return [
+        Variant("langchain", "LangChain create_agent, default state", maker(), FULL_LAYOUT_TURNS),
+        Variant(
+            "langchain-delta",
+            "LangChain, state_schema with messages on DeltaChannel (as deepagents)",
+            maker(DeltaState),
+        ),
+    ]
+
+
+# -- one thread -------------------------------------------------------------------------------
+
+
+@dataclass
+class Thread:
+    """What one variant's thread measured."""
+
+    variant: str
+    turns: int = 0
+    turn_seconds: list[float] = field(default_factory=list)
+    file_bytes: dict[int, int] = field(default_factory=dict)
+    floor_bytes: dict[int, int] = field(default_factory=dict)
+    get_state_seconds: dict[int, list[float]] = field(default_factory=dict)
+
+    def multiple_of_floor(self, turns: int) -> float | None:
+        if turns not in self.file_bytes:
+            return None
+        return self.file_bytes[turns] / self.floor_bytes[turns]
+
+    def turn_growth(self, turns: int) -> tuple[float, float] | None:
+        """The median of the last ``TIMED_TURNS`` turns up to ``turns`` over that of the first
+        ones, and the favourable quartile of the ratios of the turns taken pairwise."""
+        if len(self.turn_seconds) < turns or turns < 2 * TIMED_TURNS:
+            return None
+        return _ratio(
+            self.turn_seconds[turns - TIMED_TURNS : turns], self.turn_seconds[:TIMED_TURNS]
+        )
+
+    def read_growth(self) -> tuple[float, float] | None:
+        """``get_state`` on the thread at its longest over after ``TURNS[0]`` turns, likewise."""
+        if self.turns not in self.get_state_seconds or min(TURNS) not in self.get_state_seconds:
+            return None
+        return _ratio(self.get_state_seconds[self.turns], self.get_state_seconds[min(TURNS)])
+
+    def get_state_ms(self, turns: int) -> float | None:
+        seconds = self.get_state_seconds.get(turns)
+        return statistics.median(seconds) * 1e3 if seconds else None
+
+
+def _ratio(late: list[float], early: list[float]) -> tuple[float, float]:
+    samples = Samples({"late": late, "early": early})
+    return samples.ratio("late", "early"), samples.spread("late", "early")[0]
+
+
+class SqliteFile:
+    """A SQLite checkpoint file of its own, and its size with the write-ahead log folded in."""
+
+    def __init__(self) -> None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self._directory = tempfile.TemporaryDirectory(prefix="graphagent-bench-storage-")
+        self.path = Path(self._directory.name) / "checkpoints.sqlite"
+        self._connection = sqlite3.connect(self.path, check_same_thread=False)
+        self.saver = SqliteSaver(self._connection)
+
+    def size(self) -> int:
+        self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return sum(p.stat().st_size for p in self.path.parent.iterdir())
+
+    def close(self) -> None:
+        self._connection.close()
+        self._directory.cleanup()
+
+
+def run_thread(variant: Variant, turns: int, *, progress: Callable[[str], None]) -> Thread:
+    """Hold ``turns`` turns (at most the variant's longest) on one thread, measuring as it goes."""
+    turns = min(turns, variant.max_turns)
+    _warm_up(variant)
+    file = SqliteFile()
+    result = Thread(variant.name)
+    try:
+        agent = variant.build(file.saver)
+        config = {"configurable": {"thread_id": f"storage-{variant.name}"}}
+        marks = {n for n in TURNS if n <= turns} | {turns}
+        for turn in range(1, turns + 1):
+            gc.collect()
+            started = time.perf_counter()
+            agent.invoke(question(turn), config)
+            result.turn_seconds.append(time.perf_counter() - started)
+            if turn in marks:
+                _measure(result, agent, config, file, turn, time_reads=turn in (min(TURNS), turns))
+                progress(f"{variant.name}: {turn} turns")
+        result.turns = turns
+        _check(agent, config, turns)
+    finally:
+        file.close()
+    return result
+
+
+def _warm_up(variant: Variant) -> None:
+    """A few turns on a throwaway agent first, so the first measured turns pay no first-time
+    costs of the process (imports, caches)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = variant.build(InMemorySaver())
+    for turn in range(1, TIMED_TURNS + 1):
+        agent.invoke(question(turn), {"configurable": {"thread_id": "warm-up"}})
+
+
+def _measure(
+    result: Thread, agent: Any, config: Any, file: SqliteFile, turn: int, *, time_reads: bool
+) -> None:
+    result.file_bytes[turn] = file.size()
+    messages = agent.get_state(config).values["messages"]
+    result.floor_bytes[turn] = floor_bytes(messages, file.saver)
+    if time_reads:
+        result.get_state_seconds[turn] = _time_get_state(agent, config)
+
+
+def floor_bytes(messages: list[Any], saver: Any) -> int:
+    """The history serialised once, as the checkpointer serialises a value."""
+    return len(saver.serde.dumps_typed(messages)[1])
+
+
+def _time_get_state(agent: Any, config: Any) -> list[float]:
+    seconds = []
+    for _ in range(GET_STATE_ROUNDS):
+        gc.collect()
+        started = time.perf_counter()
+        agent.get_state(config)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def _check(agent: Any, config: Any, turns: int) -> None:
+    messages = agent.get_state(config).values["messages"]
+    expected = turns * (2 + 2 * CALLS_PER_TURN)
+    if len(messages) != expected or messages[-1].content != f"answer {turns}":
+        raise RuntimeError(
+            f"the thread holds {len(messages)} messages ending in {messages[-1].content!r}; "
+            f"expected {expected} ending in 'answer {turns}'"
+        )
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+def print_report(threads: Sequence[Thread], notes: dict[str, str]) -> None:
+    print(
+        "Storage: one thread on SqliteSaver; a turn is a question, 2 tool calls in turn and an "
+        f"answer, with {MIDDLEWARE} mw"
+    )
+    for thread in threads:
+        print(f"  {thread.variant:<16}{notes[thread.variant]}")
+    head = "".join(f"{f'{n} turns':>20}" for n in TURNS)
+    print(f"{'SQLite file, MiB (x floor)':<28}{head}")
+    for thread in threads:
+        cells = []
+        for n in TURNS:
+            multiple = thread.multiple_of_floor(n)
+            if multiple is None:
+                cells.append(f"{'-':>20}")
+            else:
+                cells.append(f"{thread.file_bytes[n] / 2**20:>10.2f} ({multiple:>6.1f}x)")
+        print(f"{thread.variant:<28}" + "".join(cells))
+    floors = max(threads, key=lambda t: t.turns).floor_bytes if threads else {}
+    shown = ", ".join(f"{n} turns {floors[n] / 2**20:.2f}" for n in TURNS if n in floors)
+    print(f"floor (the history serialised once), MiB: {shown}")
+    titles = f"{'last/first turns':>18}{'get_state ms:':>16}{f'{min(TURNS)} turns':>10}"
+    print(f"{'':<28}{titles}{'longest':>10}{'ratio':>8}")
+    for thread in threads:
+        growth = thread.turn_growth(FULL_LAYOUT_TURNS)
+        reads = thread.read_growth()
+        print(
+            f"{thread.variant:<28}{_cell(growth and growth[0], 18)}{'':>16}"
+            f"{_cell(thread.get_state_ms(min(TURNS)), 10)}"
+            f"{_cell(thread.get_state_ms(thread.turns), 10)}{_cell(reads and reads[0], 8)}"
+            f"  (longest: {thread.turns} turns)"
+        )
+    print(
+        f"(turns: the median of turns {FULL_LAYOUT_TURNS - TIMED_TURNS + 1}-{FULL_LAYOUT_TURNS} "
+        f"over that of turns 1-{TIMED_TURNS}; get_state: medians of {GET_STATE_ROUNDS} calls)"
+    )
+    print()
+
+
+def _cell(value: float | None, width: int) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.2f}"
+
+
+def sweep(*, progress: Callable[[str], None]) -> list[Thread]:
+    """graphagent's default at each snapshot frequency of ``SWEEP``, on one thread each."""
+    return [
+        run_thread(variant, max(TURNS), progress=progress) for variant in graphagent_variants(SWEEP)
+    ]
+
+
+def print_sweep(threads: Sequence[Thread]) -> None:
+    """What the snapshot frequency trades: bytes against the time to read the thread back."""
+    longest = max(TURNS)
+    print(f"Snapshot frequency of graphagent's default, {longest}-turn thread on SqliteSaver")
+    print(
+        f"{'snapshot every':<16}{'MiB, 100 turns':>16}{'x floor':>9}{f'MiB, {longest}':>10}"
+        f"{'x floor':>9}{'get_state ms':>14}{'last/first turns':>18}"
+    )
+    for thread in threads:
+        growth = thread.turn_growth(FULL_LAYOUT_TURNS)
+        print(
+            f"{thread.variant.removeprefix('every '):<16}"
+            f"{thread.file_bytes[FULL_LAYOUT_TURNS] / 2**20:>16.2f}"
+            f"{_cell(thread.multiple_of_floor(FULL_LAYOUT_TURNS), 9)}"
+            f"{thread.file_bytes[longest] / 2**20:>10.2f}"
+            f"{_cell(thread.multiple_of_floor(longest), 9)}"
+            f"{_cell(thread.get_state_ms(longest), 14)}{_cell(growth and growth[0], 18)}"
+        )
+    print()

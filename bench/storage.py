@@ -6,6 +6,9 @@ with no-op hooks run around it, as in the rest of the bench. Measured on the sam
 grows: the SQLite file after 10, 100 and 500 turns, as a multiple of the floor (the thread's
 messages serialised once, by the checkpointer's own serializer); the time of the last turns over
 the first ones; and the time of ``get_state`` on the thread after 10 turns and at its longest.
+Times are the CPU time of the process (its threads included: the saver writes in one), so that
+other work on the machine does not count; what a run waits for (a disk flush) is not counted
+either, and that is the same at every turn.
 
 The variants that store the whole history in every checkpoint stop at 100 turns: at 500 they
 would write some 10 GiB.
@@ -215,6 +218,12 @@ class Thread:
     file_bytes: dict[int, int] = field(default_factory=dict)
     floor_bytes: dict[int, int] = field(default_factory=dict)
     get_state_seconds: dict[int, list[float]] = field(default_factory=dict)
+    walks: list[int] = field(default_factory=list)
+    """After each turn: the checkpoints a read of the thread walks back to find the messages
+    (since their last snapshot; 0 for a layout that stores them whole)."""
+
+    def mean_walk(self) -> float:
+        return statistics.mean(self.walks) if self.walks else 0.0
 
     def multiple_of_floor(self, turns: int) -> float | None:
         if turns not in self.file_bytes:
@@ -278,9 +287,10 @@ def run_thread(variant: Variant, turns: int, *, progress: Callable[[str], None])
         marks = {n for n in TURNS if n <= turns} | {turns}
         for turn in range(1, turns + 1):
             gc.collect()
-            started = time.perf_counter()
+            started = time.process_time()
             agent.invoke(question(turn), config)
-            result.turn_seconds.append(time.perf_counter() - started)
+            result.turn_seconds.append(time.process_time() - started)
+            result.walks.append(_walk(file.saver, config))
             if turn in marks:
                 _measure(result, agent, config, file, turn, time_reads=turn in (min(TURNS), turns))
                 progress(f"{variant.name}: {turn} turns")
@@ -289,6 +299,13 @@ def run_thread(variant: Variant, turns: int, *, progress: Callable[[str], None])
     finally:
         file.close()
     return result
+
+
+def _walk(saver: Any, config: Any) -> int:
+    """How many checkpoints since the last snapshot of ``messages`` (langgraph counts them)."""
+    latest = saver.get_tuple(config)
+    counters = (latest.metadata or {}).get("counters_since_delta_snapshot") or {}
+    return int(counters.get("messages", (0, 0))[1])
 
 
 def _warm_up(variant: Variant) -> None:
@@ -320,9 +337,9 @@ def _time_get_state(agent: Any, config: Any) -> list[float]:
     seconds = []
     for _ in range(GET_STATE_ROUNDS):
         gc.collect()
-        started = time.perf_counter()
+        started = time.process_time()
         agent.get_state(config)
-        seconds.append(time.perf_counter() - started)
+        seconds.append(time.process_time() - started)
     return seconds
 
 
@@ -361,7 +378,7 @@ def print_report(threads: Sequence[Thread], notes: dict[str, str]) -> None:
     shown = ", ".join(f"{n} turns {floors[n] / 2**20:.2f}" for n in TURNS if n in floors)
     print(f"floor (the history serialised once), MiB: {shown}")
     titles = f"{'last/first turns':>18}{'get_state ms:':>16}{f'{min(TURNS)} turns':>10}"
-    print(f"{'':<28}{titles}{'longest':>10}{'ratio':>8}")
+    print(f"{'':<28}{titles}{'longest':>10}{'ratio':>8}{'mean walk':>11}")
     for thread in threads:
         growth = thread.turn_growth(FULL_LAYOUT_TURNS)
         reads = thread.read_growth()
@@ -369,11 +386,12 @@ def print_report(threads: Sequence[Thread], notes: dict[str, str]) -> None:
             f"{thread.variant:<28}{_cell(growth and growth[0], 18)}{'':>16}"
             f"{_cell(thread.get_state_ms(min(TURNS)), 10)}"
             f"{_cell(thread.get_state_ms(thread.turns), 10)}{_cell(reads and reads[0], 8)}"
-            f"  (longest: {thread.turns} turns)"
+            f"{thread.mean_walk():>11.0f}  (longest: {thread.turns} turns)"
         )
     print(
         f"(turns: the median of turns {FULL_LAYOUT_TURNS - TIMED_TURNS + 1}-{FULL_LAYOUT_TURNS} "
-        f"over that of turns 1-{TIMED_TURNS}; get_state: medians of {GET_STATE_ROUNDS} calls)"
+        f"over that of turns 1-{TIMED_TURNS}; get_state: medians of {GET_STATE_ROUNDS} calls; "
+        "mean walk: the checkpoints a read walks back to the last snapshot, after each turn)"
     )
     print()
 
@@ -395,7 +413,7 @@ def print_sweep(threads: Sequence[Thread]) -> None:
     print(f"Snapshot frequency of graphagent's default, {longest}-turn thread on SqliteSaver")
     print(
         f"{'snapshot every':<16}{'MiB, 100 turns':>16}{'x floor':>9}{f'MiB, {longest}':>10}"
-        f"{'x floor':>9}{'get_state ms':>14}{'last/first turns':>18}"
+        f"{'x floor':>9}{'mean walk':>11}{'get_state ms':>14}{'last/first turns':>18}"
     )
     for thread in threads:
         growth = thread.turn_growth(FULL_LAYOUT_TURNS)
@@ -404,7 +422,7 @@ def print_sweep(threads: Sequence[Thread]) -> None:
             f"{thread.file_bytes[FULL_LAYOUT_TURNS] / 2**20:>16.2f}"
             f"{_cell(thread.multiple_of_floor(FULL_LAYOUT_TURNS), 9)}"
             f"{thread.file_bytes[longest] / 2**20:>10.2f}"
-            f"{_cell(thread.multiple_of_floor(longest), 9)}"
+            f"{_cell(thread.multiple_of_floor(longest), 9)}{thread.mean_walk():>11.0f}"
             f"{_cell(thread.get_state_ms(longest), 14)}{_cell(growth and growth[0], 18)}"
         )
     print()

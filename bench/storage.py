@@ -44,7 +44,7 @@ FULL_LAYOUT_TURNS = 100
 MIDDLEWARE = 3
 CALLS_PER_TURN = 2
 RESULT_CHARS = 800
-TIMED_TURNS = 5
+TIMED_TURNS = 10
 """The first and the last turns compared are the medians of this many turns."""
 GET_STATE_ROUNDS = 15
 QUICK_TURNS = 12

@@ -60,8 +60,8 @@ PrivateStateAttr = OmitFromSchema(input=True, output=True)
 
 
 MESSAGES_SNAPSHOT_FREQUENCY = 100
-"""How many updates of ``messages`` a checkpoint stores as deltas before one stores the whole
-history again (see docs/runs.md, "How threads are stored")."""
+"""How many updates of ``messages`` checkpoints store as deltas before one stores the whole
+history again (docs/deployment.md, "How a thread is stored", says why 100)."""
 
 
 class AgentState(TypedDict, Generic[ResponseT]):

@@ -28,9 +28,12 @@ from graphagent._core.langgraph_internals import child_mux
 __all__ = ["AsyncSubagentRunStream", "SubagentRunStream", "SubagentTransformer"]
 
 
-class SubagentRunStream(SubgraphRunStream):
-    """The stream of one agent started inside a sync run: a ``SubgraphRunStream`` with the
-    agent's name and the tool call that started it."""
+class _Subagent:
+    """What a handle on ``run.subagents`` adds to langgraph's subgraph stream, sync or async:
+    the agent's name and the tool call that started it."""
+
+    graph_name: str | None
+    _cause: Any
 
     def __init__(
         self,
@@ -41,7 +44,10 @@ class SubagentRunStream(SubgraphRunStream):
         trigger_call_id: str | None = None,
         cause: Any = None,
     ) -> None:
-        super().__init__(mux, path=path, graph_name=graph_name, trigger_call_id=trigger_call_id)
+        # The stream class this is mixed into takes these; object does not, hence the ignore.
+        super().__init__(  # type: ignore[call-arg]
+            mux, path=path, graph_name=graph_name, trigger_call_id=trigger_call_id
+        )
         self._cause = cause
 
     @property
@@ -56,30 +62,13 @@ class SubagentRunStream(SubgraphRunStream):
         return self._cause
 
 
-class AsyncSubagentRunStream(AsyncSubgraphRunStream):
+class SubagentRunStream(_Subagent, SubgraphRunStream):
+    """The stream of one agent started inside a sync run: a ``SubgraphRunStream`` with the
+    agent's name and the tool call that started it."""
+
+
+class AsyncSubagentRunStream(_Subagent, AsyncSubgraphRunStream):
     """The stream of one agent started inside an async run (see :class:`SubagentRunStream`)."""
-
-    def __init__(
-        self,
-        mux: Any,
-        *,
-        path: tuple[str, ...],
-        graph_name: str | None = None,
-        trigger_call_id: str | None = None,
-        cause: Any = None,
-    ) -> None:
-        super().__init__(mux, path=path, graph_name=graph_name, trigger_call_id=trigger_call_id)
-        self._cause = cause
-
-    @property
-    def name(self) -> str | None:
-        """The agent's name (its ``lc_agent_name``)."""
-        return self.graph_name
-
-    @property
-    def cause(self) -> Any:
-        """The tool call that started the agent, when langgraph could tell; else ``None``."""
-        return self._cause
 
 
 class SubagentTransformer(SubgraphTransformer):

@@ -15,7 +15,8 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent.errors import hook_label
-from graphagent.middleware.base import AgentMiddleware, StateT, ToolResult
+from graphagent.middleware._tool_option import check_known
+from graphagent.middleware.base import AgentFacts, AgentMiddleware, StateT, ToolResult
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import ResponseT
 
@@ -73,3 +74,20 @@ class ToolCallCore(AgentMiddleware[StateT, ContextT, ResponseT]):
     ) -> ToolResult:
         """Async twin of :meth:`wrap_tool_call`: the same behaviour, nothing blocking the loop."""
         return await self._wrap_tool_call(ASYNC, request, handler)
+
+
+class ToolScopedCore(ToolCallCore[StateT, ContextT, ResponseT]):
+    """A ``ToolCallCore`` whose ``tools=`` option limits it to some tools: the names parsed once
+    (``_covered``, by :func:`~graphagent.middleware._tool_option.tool_names`), and their check
+    against the agent it is built into."""
+
+    _covered: frozenset[str] | None = None
+
+    @property
+    def covered_tools(self) -> frozenset[str] | None:
+        """Names of the tools this middleware acts on (``None``: every tool)."""
+        return self._covered
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Reject names in ``tools`` that are not tools the agent executes."""
+        check_known(self.name, "tools", self._covered, agent)

@@ -30,9 +30,9 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.langgraph_internals import is_control_flow, update_pairs
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._tool_option import check_known, covers, tool_names
-from graphagent.middleware.base import AgentFacts, ToolResult
+from graphagent.middleware._cores import ToolScopedCore
+from graphagent.middleware._tool_option import covers, tool_names
+from graphagent.middleware.base import ToolResult
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["ANSWERED_BY", "ToolCallDeduplicationMiddleware"]
@@ -93,7 +93,7 @@ class _Table:
 
 
 @refuse_unknown_arguments
-class ToolCallDeduplicationMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
+class ToolCallDeduplicationMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
     """Run identical tool calls of one model reply once, and answer every call with the result.
 
     Two calls are identical when they name the same tool with the same arguments (compared as
@@ -129,15 +129,6 @@ class ToolCallDeduplicationMiddleware(ToolCallCore[AgentState[Any], ContextT, Re
     def __init__(self, *, tools: Sequence[BaseTool | str] | None = None) -> None:
         # Not `self.tools`: on a middleware that attribute registers tools with the agent.
         self._covered = tool_names(type(self).__name__, tools, empty_ok=False)
-
-    @property
-    def covered_tools(self) -> frozenset[str] | None:
-        """Names of the tools whose identical calls run once (``None``: every tool)."""
-        return self._covered
-
-    def validate_agent(self, agent: AgentFacts) -> None:
-        """Reject names in ``tools`` that are not tools the agent executes."""
-        check_known(self.name, "tools", self._covered, agent)
 
     def wrap_agent(self, state: Any, runtime: Any) -> Generator[None, Any, None]:
         """Give the run its own table of calls."""

@@ -19,9 +19,9 @@ from graphagent.errors import (
     HookReturnError,
     MiddlewareTypeError,
 )
-from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._tool_option import check_known, covers, tool_names
-from graphagent.middleware.base import AgentFacts, ToolResult
+from graphagent.middleware._cores import ToolScopedCore
+from graphagent.middleware._tool_option import covers, tool_names
+from graphagent.middleware.base import ToolResult
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.state import AgentState, ResponseT
 
@@ -40,7 +40,7 @@ AOnError: TypeAlias = Callable[[Exception, ToolCallRequest], Awaitable[ErrorCont
 
 
 @refuse_unknown_arguments
-class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
+class ToolErrorMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
     """Turn exceptions raised by tools into error ToolMessages the model can react to.
 
     Interrupts and other LangGraph control-flow exceptions always pass through untouched.
@@ -76,15 +76,6 @@ class ToolErrorMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
         self.aon_error = aon_error
         # Not `self.tools`: on a middleware that attribute registers tools with the agent.
         self._covered = tool_names("ToolErrorMiddleware", tools, empty_ok=False)
-
-    @property
-    def covered_tools(self) -> frozenset[str] | None:
-        """Names of the tools whose errors are handled (``None``: every tool)."""
-        return self._covered
-
-    def validate_agent(self, agent: AgentFacts) -> None:
-        """Reject names in ``tools`` that are not tools the agent executes."""
-        check_known(self.name, "tools", self._covered, agent)
 
     async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]

@@ -12,7 +12,7 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ToolCallCore
+from graphagent.middleware._cores import ToolScopedCore
 from graphagent.middleware._retry import (
     Exhausted,
     OnFailure,
@@ -23,15 +23,15 @@ from graphagent.middleware._retry import (
     retry_by_default,
     retry_policy,
 )
-from graphagent.middleware._tool_option import check_known, covers, tool_names
-from graphagent.middleware.base import AgentFacts, ToolResult
+from graphagent.middleware._tool_option import covers, tool_names
+from graphagent.middleware.base import ToolResult
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["ToolRetryMiddleware"]
 
 
 @refuse_unknown_arguments
-class ToolRetryMiddleware(RetryOptions, ToolCallCore[AgentState[Any], ContextT, ResponseT]):
+class ToolRetryMiddleware(RetryOptions, ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
     """Retry a failing tool call with exponential backoff.
 
     Each call of a covered tool is tried up to ``1 + max_retries`` times. Before retry ``n``
@@ -85,15 +85,6 @@ class ToolRetryMiddleware(RetryOptions, ToolCallCore[AgentState[Any], ContextT, 
         )
         # Not `self.tools`: on a middleware that attribute registers tools with the agent.
         self._covered = tool_names(owner, tools)
-
-    @property
-    def covered_tools(self) -> frozenset[str] | None:
-        """Names of the tools retried (``None``: every tool)."""
-        return self._covered
-
-    def validate_agent(self, agent: AgentFacts) -> None:
-        """Reject names in ``tools`` that are not tools the agent executes."""
-        check_known(self.name, "tools", self._covered, agent)
 
     async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]

@@ -14,9 +14,9 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode, TimedOut
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
-from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._tool_option import check_known, covers, tool_names
-from graphagent.middleware.base import AgentFacts, ToolResult
+from graphagent.middleware._cores import ToolScopedCore
+from graphagent.middleware._tool_option import covers, tool_names
+from graphagent.middleware.base import ToolResult
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["ToolTimeoutError", "ToolTimeoutMiddleware"]
@@ -40,7 +40,7 @@ class ToolTimeoutError(GraphAgentError, TimeoutError):
 
 
 @refuse_unknown_arguments
-class ToolTimeoutMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
+class ToolTimeoutMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
     """Give each call of the covered tools ``timeout`` seconds; a call still running then is
     answered with an error ``ToolMessage`` (``status="error"``) saying it timed out and after
     how long, and the run goes on.
@@ -88,15 +88,6 @@ class ToolTimeoutMiddleware(ToolCallCore[AgentState[Any], ContextT, ResponseT]):
         self.on_timeout = on_timeout
         # Not `self.tools`: on a middleware that attribute registers tools with the agent.
         self._covered = tool_names(owner, tools, empty_ok=False)
-
-    @property
-    def covered_tools(self) -> frozenset[str] | None:
-        """Names of the tools limited (``None``: every tool)."""
-        return self._covered
-
-    def validate_agent(self, agent: AgentFacts) -> None:
-        """Reject names in ``tools`` that are not tools the agent executes."""
-        check_known(self.name, "tools", self._covered, agent)
 
     async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]

@@ -4,8 +4,8 @@ Providers with server-side tool search (Anthropic, OpenAI) take a tool marked
 ``defer_loading``: the model is told the tool exists, and the provider loads its full schema only
 when the model searches for it. This middleware marks the chosen tools so (``extras``) on every
 model call and adds the provider's search tool to the request. The provider is read from the
-request's model; a request that defers a tool to a model whose provider has no tool search is
-an error, since the deferred tools would be unusable.
+request's model (see :func:`_provider`); a request that defers a tool to a model whose provider
+has no tool search is an error, since the deferred tools would be unusable.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, TypeGuard
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.typing import ContextT
 
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.middleware._tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
+from graphagent.models import ModelSpec
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
@@ -37,6 +37,21 @@ _SEARCH_TOOLS: Mapping[str, Mapping[str, str]] = {
     "openai": {"type": "tool_search"},
 }
 
+# Chat model classes known by name alone, for models that report nothing else.
+_CLASS_PROVIDERS: Mapping[str, str] = {
+    "ChatAnthropic": "anthropic",
+    "AnthropicChat": "anthropic",
+    "ChatOpenAI": "openai",
+    "OpenAIChat": "openai",
+}
+
+
+def _unbound(unknown: list[str]) -> str:
+    return (
+        "ProviderToolSearchMiddleware: searchable_tools references tool(s) not bound to the "
+        f"model: {', '.join(unknown)}"
+    )
+
 
 @refuse_unknown_arguments
 class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
@@ -46,12 +61,15 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
     ``extras={"defer_loading": True}``. When a model call defers any tool, the provider's search
     tool is added to its tools; a model call that defers none passes through unchanged, whatever
     the provider. Deferring to a model whose provider has no server-side tool search (anything
-    but Anthropic and OpenAI) raises ``ValueError`` on that model call.
+    but Anthropic and OpenAI), or whose provider cannot be told, raises ``ValueError`` on that
+    model call.
 
     Args:
         searchable_tools: The tools to defer, by name or tool object. ``None`` (the default) or
             ``[]``: only the tools already marked ``defer_loading``. A name the agent does not
-            have is an error when the agent is built.
+            have is an error when the agent is built; used outside an agent (its
+            ``wrap_model_call`` called by hand), a name the request's tools lack is a
+            ``ValueError`` on the call.
 
     Raises:
         MiddlewareError: ``searchable_tools`` is not a list of tool names or tools.
@@ -62,6 +80,7 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
         owner = type(self).__name__
         names = tool_names(owner, searchable_tools, parameter="searchable_tools")
         self.searchable_tool_names: set[str] = set(names or ())
+        self._checked_by_agent = False
 
     def validate_agent(self, agent: AgentFacts) -> None:
         """Reject ``searchable_tools`` names the agent does not have."""
@@ -70,11 +89,9 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
             "searchable_tools",
             frozenset(self.searchable_tool_names),
             agent,
-            langchain_words=lambda unknown: (
-                "ProviderToolSearchMiddleware: searchable_tools references tool(s) not bound to "
-                f"the model: {', '.join(unknown)}"
-            ),
+            langchain_words=_unbound,
         )
+        self._checked_by_agent = True
 
     def wrap_model_call(
         self,
@@ -93,9 +110,16 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
         return await handler(self._deferring(request))
 
     def _deferring(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        if not self._checked_by_agent:
+            # In an agent the names were checked against its tools when it was built, and a
+            # listed tool an outer layer left out of this call is simply not deferred.
+            bound = {tool.name for tool in request.tools if isinstance(tool, BaseTool)}
+            unknown = sorted(self.searchable_tool_names - bound)
+            if unknown:
+                raise ValueError(f"{_unbound(unknown)}. Fix the name(s) or bind the tool(s).")
         if not any(self._defers(tool) for tool in request.tools):
             return request
-        search = self._search_tool(request.model)
+        search = self._search_tool(request.model, request.runtime)
         tools = [_deferred(tool) if self._defers(tool) else tool for tool in request.tools]
         if not any(isinstance(t, dict) and t.get("type") == search["type"] for t in tools):
             tools.append(search)
@@ -105,11 +129,12 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
         # Only tool objects carry the extras the flag travels in; provider tool dicts never do.
         if not isinstance(tool, BaseTool):
             return False
-        return tool.name in self.searchable_tool_names or (tool.extras or {}).get(_DEFER) is True
+        extras = tool.extras if isinstance(tool.extras, dict) else {}
+        return tool.name in self.searchable_tool_names or extras.get(_DEFER) is True
 
-    def _search_tool(self, model: BaseChatModel) -> dict[str, Any]:
+    def _search_tool(self, model: object, runtime: object) -> dict[str, Any]:
         supported = ", ".join(sorted(_SEARCH_TOOLS))
-        provider = _provider(model)
+        provider = _provider(model, runtime)
         if provider is None:
             raise ValueError(
                 f"{self.name} could not determine the provider for model "
@@ -126,13 +151,66 @@ class ProviderToolSearchMiddleware(AgentMiddleware[AgentState[ResponseT], Contex
 
 
 def _deferred(tool: BaseTool) -> BaseTool:
-    if (tool.extras or {}).get(_DEFER) is True:
+    extras = tool.extras if isinstance(tool.extras, dict) else {}
+    if extras.get(_DEFER) is True:
         return tool
-    return tool.model_copy(update={"extras": {**(tool.extras or {}), _DEFER: True}})
+    return tool.model_copy(update={"extras": {**extras, _DEFER: True}})
 
 
-def _provider(model: BaseChatModel) -> str | None:
-    """The provider a chat model reports for tracing (``ls_provider``), normalised."""
+# -- which provider a model is ------------------------------------------------------------------
+
+
+def _provider(model: object, runtime: object) -> str | None:
+    """The provider of a request's model, normalised (``None`` when nothing tells it).
+
+    Asked in turn: the parameters LangChain's configurable model builds its model with for this
+    call (it keeps its defaults as ``_default_config`` and gives a call's values from
+    ``_model_params(config)``), then the provider the model reports for tracing
+    (``ls_provider``; graphagent's configurable model reports its chosen model's), then the
+    class name of Anthropic's and OpenAI's chat models.
+    """
+    for params in _configured_params(model, runtime):
+        provider = _from_params(params)
+        if provider is not None:
+            return provider
     reported = getattr(model, "_get_ls_params", None)
-    provider = reported().get("ls_provider") if callable(reported) else None
-    return provider.replace("-", "_").lower() if isinstance(provider, str) and provider else None
+    traced = reported() if callable(reported) else None
+    if isinstance(traced, Mapping) and isinstance(traced.get("ls_provider"), str):
+        return _normalised(traced["ls_provider"])
+    return _CLASS_PROVIDERS.get(type(model).__name__)
+
+
+def _configured_params(model: object, runtime: object) -> list[Mapping[str, Any]]:
+    """The parameter sets a configurable model offers, the most specific first."""
+    defaults = getattr(model, "_default_config", None)
+    defaults = defaults if isinstance(defaults, Mapping) else None
+    found: list[Mapping[str, Any]] = []
+    per_call = getattr(model, "_model_params", None)
+    if callable(per_call):
+        config = getattr(runtime, "config", None)
+        params = per_call(config if isinstance(config, Mapping) else None)
+        if isinstance(params, Mapping):
+            found.append({**(defaults or {}), **params})
+    if defaults is not None:
+        found.append(defaults)
+    return found
+
+
+def _from_params(params: Mapping[str, Any]) -> str | None:
+    provider = params.get("model_provider")
+    if isinstance(provider, str):
+        return _normalised(provider)
+    name = params.get("model")
+    if not isinstance(name, str):
+        return None
+    prefix, colon, rest = name.partition(":")
+    if colon and rest:
+        return _normalised(prefix)
+    try:
+        return ModelSpec.parse(name).provider
+    except ValueError:  # a name no provider is known by
+        return None
+
+
+def _normalised(provider: str) -> str:
+    return provider.replace("-", "_").lower()

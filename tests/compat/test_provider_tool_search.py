@@ -13,7 +13,9 @@ from langchain_openai import ChatOpenAI
 from graphagent import create_agent
 from graphagent.errors import MiddlewareError, UnknownArgumentError
 from graphagent.middleware import ProviderToolSearchMiddleware, wrap_model_call
+from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.testing import ScriptedChatModel, calls
+from tests.configurable_models import choose, configurable
 from tests.conftest import run_agent
 from tests.openai_stub import OpenAIStub, text
 
@@ -173,6 +175,107 @@ def test_deferring_to_a_provider_without_tool_search_fails_the_call(
     with pytest.raises(ValueError, match=message):
         run_agent(agent, how_call, {"messages": [("user", "Hi")]})
     assert model.call_count == 0
+
+
+# -- which provider: what a model tells ---------------------------------------------------------
+
+
+class LangChainConfigurable:
+    """Shaped like LangChain's configurable model: defaults in ``_default_config``, and the
+    values one call's config sets from ``_model_params(config)``."""
+
+    def __init__(self, defaults: dict[str, Any], per_call: dict[str, Any] | None = None) -> None:
+        self._default_config = defaults
+        self.per_call = per_call or {}
+
+    def _model_params(self, config: Any = None) -> dict[str, Any]:
+        return self.per_call if config is None else dict(config.get("configurable", {}))
+
+
+class ChatAnthropic:
+    """Named like Anthropic's chat model, and telling nothing else."""
+
+
+class Unnamed:
+    """Telling nothing at all."""
+
+
+class WithConfig:
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+
+def sent_tools(model: Any, tools: list[Any], runtime: Any = None, **options: Any) -> list[Any]:
+    """The tools the handler gets when the middleware's wrap_model_call is called by hand."""
+    request = ModelRequest(model=model, messages=[], tools=tools, runtime=runtime)
+    seen: list[Any] = []
+
+    def handler(request: ModelRequest) -> ModelResponse:
+        seen.extend(request.tools)
+        return ModelResponse(result=[])
+
+    ProviderToolSearchMiddleware(**options).wrap_model_call(request, handler)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("model", "runtime", "search"),
+    [
+        (LangChainConfigurable({"model": "anthropic:claude-x"}), None, ANTHROPIC_SEARCH),
+        (LangChainConfigurable({}, {"model": "gpt-5.5"}), None, OPENAI_SEARCH),
+        (LangChainConfigurable({}, {"model": "o3"}), None, OPENAI_SEARCH),
+        (LangChainConfigurable({}, {"model": "claude-sonnet-4-5"}), None, ANTHROPIC_SEARCH),
+        (LangChainConfigurable({}), WithConfig(choose(model_provider="openai")), OPENAI_SEARCH),
+        # the call's provider wins over the default's; a provider wins over a model name
+        (
+            LangChainConfigurable({"model_provider": "openai"}),
+            WithConfig(choose(model_provider="anthropic")),
+            ANTHROPIC_SEARCH,
+        ),
+        (
+            LangChainConfigurable({"model_provider": "openai"}),
+            WithConfig(choose(model="claude-sonnet-4-5")),
+            OPENAI_SEARCH,
+        ),
+        # a config that is not a mapping counts as none
+        (LangChainConfigurable({}, {"model_provider": "openai"}), WithConfig("x"), OPENAI_SEARCH),
+        (ProviderModel([], provider="Anthropic"), None, ANTHROPIC_SEARCH),
+        (ChatAnthropic(), None, ANTHROPIC_SEARCH),
+    ],
+)
+def test_the_provider_is_read_from_what_the_model_tells(
+    model: Any, runtime: Any, search: dict[str, str]
+) -> None:
+    tools = sent_tools(model, [get_weather], runtime, searchable_tools=["get_weather"])
+
+    assert tools[-1] == search
+
+
+@pytest.mark.parametrize("model", [Unnamed(), LangChainConfigurable({"model": "llama-3.1"})])
+def test_a_model_that_tells_no_provider_fails_a_deferring_call(model: Any) -> None:
+    with pytest.raises(ValueError, match="could not determine the provider for model"):
+        sent_tools(model, [get_weather], searchable_tools=["get_weather"])
+
+
+def test_by_hand_a_listed_tool_the_request_lacks_fails_the_call_first() -> None:
+    with pytest.raises(ValueError, match="not bound to the model: aaa, zzz"):
+        sent_tools(Unnamed(), [get_weather], searchable_tools=["zzz", "aaa", "get_weather"])
+
+
+def test_a_configurable_model_is_asked_for_the_runs_choice(how_call: str, stub: OpenAIStub) -> None:
+    stub.reset()
+    stub.script(text("Shipped."))
+    recorder = Recorder()
+    search = ProviderToolSearchMiddleware(searchable_tools=["lookup_order"])
+    agent = create_agent(
+        configurable(stub, use_responses_api=False),
+        [lookup_order],
+        middleware=[search, recorder.layer],
+    )
+
+    run_agent(agent, how_call, {"messages": [("user", "Hi")]}, config=choose(model="gpt-4o"))
+
+    assert recorder.shown()[-1] == OPENAI_SEARCH
 
 
 # -- on the wire ------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """``ShellToolMiddleware``: a ``shell`` tool backed by one persistent bash session per run.
 
-The session starts when a run starts (after its startup commands) and ends when the run ends,
-on every path: a finished run, an interrupt, an exception, a cancelled task or a stream closed
-early. Within the run, commands share the shell: ``cd`` and ``export`` carry over from one call
-to the next. How the shell is launched is the execution policy's (``HostExecutionPolicy`` runs
-it on this host, with this user's rights).
+As in LangChain, ``before_agent`` starts the session (and runs its startup commands) and
+``after_agent`` runs the shutdown commands and ends it. A ``wrap_agent`` hook holds the run's
+session, so it ends on every other path too: an interrupt, an exception, a cancelled task or a
+stream closed early. Within the run, commands share the shell: ``cd`` and ``export`` carry over
+from one call to the next. How the shell is launched is the execution policy's
+(``HostExecutionPolicy`` runs it on this host, with this user's rights).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
+from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 from pydantic import BaseModel, Field
@@ -24,21 +26,26 @@ from pydantic import BaseModel, Field
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, ShellToolError
+from graphagent.middleware._shell import options
 from graphagent.middleware._shell.execution import (
     BaseExecutionPolicy,
     CodexSandboxExecutionPolicy,
     DockerExecutionPolicy,
     HostExecutionPolicy,
 )
-from graphagent.middleware._shell.session import CommandResult, SessionConfig, ShellSession
+from graphagent.middleware._shell.session import (
+    CommandResult,
+    RunSlot,
+    SessionConfig,
+    ShellSession,
+)
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.middleware.pii import (
     PIIDetectionError,
     PIIMatch,
     RedactionRule,
-    ResolvedRedactionRule,
 )
-from graphagent.state import AgentState, ResponseT
+from graphagent.state import AgentState, PrivateStateAttr, ResponseT
 
 __all__ = [
     "DEFAULT_TOOL_DESCRIPTION",
@@ -47,7 +54,9 @@ __all__ = [
     "CodexSandboxExecutionPolicy",
     "DockerExecutionPolicy",
     "HostExecutionPolicy",
+    "ShellSession",
     "ShellToolMiddleware",
+    "ShellToolState",
 ]
 
 SHELL_TOOL_NAME = "shell"
@@ -61,10 +70,24 @@ DEFAULT_TOOL_DESCRIPTION = (
     "`restart: true` instead of a command to start a fresh session."
 )
 
-# The session of each ShellToolMiddleware (by id) in the current run, set by its wrap_agent hook.
-_RUN_SESSIONS: ContextVar[Mapping[int, ShellSession]] = ContextVar(
+# The session slot of each ShellToolMiddleware (by id) in the current run, set by its wrap_agent.
+_RUN_SESSIONS: ContextVar[Mapping[int, RunSlot]] = ContextVar(
     "graphagent_shell_sessions", default=MappingProxyType({})
 )
+
+
+class ShellToolState(AgentState[ResponseT]):
+    """The state of an agent with ``ShellToolMiddleware``.
+
+    ``shell_session_resources`` carries the session from ``before_agent`` to ``after_agent`` when
+    those hooks are called by hand, outside a run (as LangChain's tests drive them). In a run the
+    session stays with the run and this field is not written. It is never checkpointed, nor part
+    of the agent's input or output.
+    """
+
+    shell_session_resources: NotRequired[
+        Annotated[ShellSession | None, UntrackedValue, PrivateStateAttr]
+    ]
 
 
 class _ShellInput(BaseModel):
@@ -94,8 +117,11 @@ def _input_problem(command: str | None, restart: bool | None) -> str | None:
 
 
 @refuse_unknown_arguments
-class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class ShellToolMiddleware(AgentMiddleware[ShellToolState[ResponseT], ContextT, ResponseT]):
     """Give the agent a ``shell`` tool: a persistent bash session, one per run.
+
+    ``before_agent`` starts the session and ``after_agent`` ends it; a run that ends any other
+    way (an error, an interrupt, a cancelled task) ends its session too.
 
     Args:
         workspace_root: The session's working directory, created if missing. ``None`` (the
@@ -132,6 +158,8 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
             that cannot be used.
     """
 
+    state_schema = ShellToolState
+
     def __init__(
         self,
         workspace_root: str | Path | None = None,
@@ -162,40 +190,82 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
         self.tool_name = tool_name
         self._config = SessionConfig(
             policy=policy,
-            workspace_root=_workspace(workspace_root),
-            shell_command=_shell_command(shell_command),
-            env=_environment(env),
-            startup_commands=_commands("startup_commands", startup_commands),
-            shutdown_commands=_commands("shutdown_commands", shutdown_commands),
-            inherit_env=_inherited(inherit_env),
+            workspace_root=options.workspace(workspace_root),
+            shell_command=options.shell_command(shell_command),
+            env=options.environment(env),
+            startup_commands=options.commands("startup_commands", startup_commands),
+            shutdown_commands=options.commands("shutdown_commands", shutdown_commands),
+            inherit_env=options.inherited(inherit_env),
         )
-        self._redactions = tuple(_redaction(rule) for rule in redaction_rules or ())
+        self._redactions = tuple(options.redaction(rule) for rule in redaction_rules or ())
         self.tools = [self._make_tool(tool_description or DEFAULT_TOOL_DESCRIPTION)]
 
     # -- the run: one session from start to end -----------------------------------------------
 
     def wrap_agent(self, state: Any, runtime: Runtime[ContextT]) -> Generator[None, Any, None]:
-        """Start the run's session, and end it whatever ends the run."""
-        session = ShellSession.open(self._config)
-        token = _RUN_SESSIONS.set({**_RUN_SESSIONS.get(), id(self): session})
+        """Hold the run's session, and end it whatever ends the run."""
+        slot = RunSlot(self._config)
+        token = _RUN_SESSIONS.set({**_RUN_SESSIONS.get(), id(self): slot})
         try:
             yield
         finally:
             _RUN_SESSIONS.reset(token)
-            session.close()
+            slot.close()
 
     async def awrap_agent(
         self, state: Any, runtime: Runtime[ContextT]
     ) -> AsyncGenerator[None, Any]:
-        """Async twin of :meth:`wrap_agent`: the session starts and ends in a thread."""
-        session = await ASYNC.offload(ShellSession.open, self._config)
-        token = _RUN_SESSIONS.set({**_RUN_SESSIONS.get(), id(self): session})
+        """Async twin of :meth:`wrap_agent`: the session ends in a thread."""
+        slot = RunSlot(self._config)
+        token = _RUN_SESSIONS.set({**_RUN_SESSIONS.get(), id(self): slot})
         try:
             yield
         finally:
             _RUN_SESSIONS.reset(token)
             # If this task is cancelled again meanwhile, the thread still ends the session.
-            await ASYNC.offload(session.close)
+            await ASYNC.offload(slot.close)
+
+    def before_agent(
+        self, state: ShellToolState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Start the session and run the startup commands (``ShellToolError``, a
+        ``RuntimeError``, when one fails)."""
+        return run_sync(self._start(SYNC, state), f"{self.name}.before_agent")
+
+    async def abefore_agent(
+        self, state: ShellToolState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_agent`: the session starts in a thread."""
+        return await self._start(ASYNC, state)
+
+    def after_agent(self, state: ShellToolState[ResponseT], runtime: Runtime[ContextT]) -> None:
+        """Run the shutdown commands (a failure is logged) and end the session."""
+        run_sync(self._end(SYNC, state), f"{self.name}.after_agent")
+
+    async def aafter_agent(
+        self, state: ShellToolState[ResponseT], runtime: Runtime[ContextT]
+    ) -> None:
+        """Async twin of :meth:`after_agent`: the session ends in a thread."""
+        await self._end(ASYNC, state)
+
+    async def _start(self, mode: Mode, state: ShellToolState[ResponseT]) -> dict[str, Any] | None:
+        slot = _RUN_SESSIONS.get().get(id(self))
+        if slot is not None:  # in a run: the session stays with it
+            await mode.offload(slot.session)
+            return None
+        existing = state.get("shell_session_resources")
+        if isinstance(existing, ShellSession) and not existing.closed:
+            return {"shell_session_resources": existing}
+        return {"shell_session_resources": await mode.offload(self._config.open)}
+
+    async def _end(self, mode: Mode, state: ShellToolState[ResponseT]) -> None:
+        slot = _RUN_SESSIONS.get().get(id(self))
+        if slot is not None:
+            await mode.offload(slot.release)
+            return
+        session = state.get("shell_session_resources")
+        if isinstance(session, ShellSession):
+            await mode.offload(session.close)
 
     # -- the tool -------------------------------------------------------------------------------
 
@@ -226,8 +296,8 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
     async def _answer(
         self, mode: Mode, call_id: str, command: str | None, restart: bool | None
     ) -> ToolMessage:
-        session = _RUN_SESSIONS.get().get(id(self))
-        if session is None:
+        slot = _RUN_SESSIONS.get().get(id(self))
+        if slot is None:
             raise ShellToolError(
                 f"The tool '{self.tool_name}' runs only inside a run of an agent built with its "
                 "ShellToolMiddleware; pass the middleware to create_agent(middleware=[...]) "
@@ -236,13 +306,14 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
         problem = _input_problem(command, restart)
         if problem is not None:
             return self._message(problem, call_id, "error", {})
+        session = await mode.offload(slot.session)  # a run resumed after an interrupt opens one
         if command is None:  # a restart
             try:
                 await mode.offload(session.restart)
             except Exception as error:
                 raise ToolException(f"Failed to restart shell session: {error}") from error
             return self._message("Shell session restarted.", call_id, "success", {})
-        return self._reply(await mode.offload(session.run, command), call_id)
+        return self._reply(await mode.offload(session.execute, command), call_id)
 
     def _reply(self, result: CommandResult, call_id: str) -> ToolMessage:
         policy = self.execution_policy
@@ -306,80 +377,3 @@ class ShellToolMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respo
         return ToolMessage(
             text, tool_call_id=call_id, name=self.tool_name, status=status, artifact=artifact
         )
-
-
-# -- options --------------------------------------------------------------------------------------
-
-
-def _workspace(value: str | Path | None) -> Path | None:
-    if value is None or isinstance(value, Path):
-        return value
-    if isinstance(value, str) and value:
-        return Path(value)
-    raise MiddlewareTypeError(
-        f"ShellToolMiddleware: workspace_root={value!r} must be a path (str or pathlib.Path), "
-        "or None for a temporary directory per run."
-    )
-
-
-def _shell_command(value: Sequence[str] | str | None) -> tuple[str, ...]:
-    if value is None:
-        return ("/bin/bash",)
-    command = (value,) if isinstance(value, str) else tuple(value)
-    if not command or not all(isinstance(part, str) and part for part in command):
-        raise MiddlewareError(
-            "Shell command must contain at least one argument; ShellToolMiddleware got "
-            f"shell_command={value!r}. Pass a shell path ('/bin/bash') or a list of non-empty "
-            "strings."
-        )
-    return command
-
-
-def _environment(env: Mapping[str, Any] | None) -> dict[str, str] | None:
-    if env is None:
-        return None
-    for key in env:
-        if not isinstance(key, str):
-            raise MiddlewareTypeError(
-                f"Environment variable names must be strings; ShellToolMiddleware got {key!r} "
-                "in env. Use names like 'HOME'."
-            )
-    return {key: str(value) for key, value in env.items()}
-
-
-def _inherited(names: Sequence[str] | str) -> tuple[str, ...]:
-    names = (names,) if isinstance(names, str) else tuple(names)
-    for name in names:
-        if not isinstance(name, str) or not name or "=" in name:
-            raise MiddlewareTypeError(
-                f"ShellToolMiddleware: inherit_env holds {name!r}; pass the names of environment "
-                "variables to pass on, e.g. inherit_env=['AWS_PROFILE']."
-            )
-    return names
-
-
-def _commands(parameter: str, value: Sequence[str] | str | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    commands = (value,) if isinstance(value, str) else tuple(value)
-    if not all(isinstance(command, str) for command in commands):
-        raise MiddlewareTypeError(
-            f"ShellToolMiddleware: {parameter}={value!r} must be a command string or a list of "
-            "command strings."
-        )
-    return commands
-
-
-def _redaction(rule: Any) -> ResolvedRedactionRule:
-    """A rule ready to apply: a ``RedactionRule``, or any object with its fields (LangChain's)."""
-    if isinstance(rule, RedactionRule):
-        return rule.resolve()
-    pii_type: Any = getattr(rule, "pii_type", None)
-    strategy: Any = getattr(rule, "strategy", "redact")
-    try:
-        return RedactionRule(pii_type, strategy, getattr(rule, "detector", None)).resolve()
-    except MiddlewareError as error:
-        raise MiddlewareError(
-            f"ShellToolMiddleware: the redaction rule {rule!r} cannot be used ({error}); pass "
-            "RedactionRule(pii_type=..., strategy=..., detector=...) objects."
-        ) from None

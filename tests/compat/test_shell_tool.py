@@ -22,6 +22,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from graphagent import create_agent
@@ -32,6 +33,7 @@ from graphagent.middleware import (
     HostExecutionPolicy,
     ShellToolMiddleware,
 )
+from graphagent.middleware.shell_tool import ShellSession
 from graphagent.testing import ScriptedChatModel, calls
 
 LIMIT = 120.0  # seconds: far beyond any healthy run
@@ -294,6 +296,71 @@ def test_a_failing_startup_command_fails_the_run_and_leaves_nothing(
     with pytest.raises(ShellToolError, match="Startup command 'exit 7' failed with exit code 7"):
         run(agent_for(middleware, [shell("echo never")]), how_call)
     assert not running(int((tmp_path / "pid").read_text()))
+
+
+def hand_driven(middleware: ShellToolMiddleware, how: str, hook: str, state: Any) -> Any:
+    """``middleware.<hook>(state, runtime)`` called by hand, outside any run, sync or async."""
+    if how == "invoke":
+        return getattr(middleware, hook)(state, Runtime())
+    coroutine = getattr(middleware, f"a{hook}")(state, Runtime())
+    return asyncio.run(asyncio.wait_for(coroutine, LIMIT))
+
+
+def test_before_and_after_agent_called_by_hand_start_and_end_a_session(
+    how_call: str, tmp_path: Path
+) -> None:
+    middleware = ShellToolMiddleware(
+        tmp_path / "work",
+        startup_commands="echo $$ > pid; touch started",
+        shutdown_commands=["touch stopped", "exit 3"],
+    )
+    state: dict[str, Any] = {"messages": []}
+
+    update = hand_driven(middleware, how_call, "before_agent", state)
+    state.update(update)
+    shell_pid = int((tmp_path / "work" / "pid").read_text())
+    assert (tmp_path / "work" / "started").exists()
+    assert running(shell_pid)
+    assert hand_driven(middleware, how_call, "before_agent", state) == update  # reused
+    hand_driven(middleware, how_call, "after_agent", state)  # a failing one is only logged
+
+    assert (tmp_path / "work" / "stopped").exists()
+    assert not running(shell_pid)
+
+
+def test_a_failing_startup_command_fails_before_agent_called_by_hand(
+    how_call: str, tmp_path: Path
+) -> None:
+    middleware = ShellToolMiddleware(tmp_path, startup_commands=["echo $$ > pid", "exit 1"])
+
+    with pytest.raises(RuntimeError, match="Startup command 'exit 1' failed with exit code 1"):
+        hand_driven(middleware, how_call, "before_agent", {"messages": []})
+    assert not running(int((tmp_path / "pid").read_text()))
+
+
+def test_the_run_starts_and_ends_its_session_in_agent_hooks() -> None:
+    agent = agent_for(ShellToolMiddleware())
+
+    assert {"ShellToolMiddleware.before_agent", "ShellToolMiddleware.after_agent"} <= set(
+        agent.get_graph().nodes
+    )
+    assert "shell_session_resources" not in run(agent, "invoke")
+
+
+def test_the_session_is_built_as_langchains_and_starts_only_when_asked(tmp_path: Path) -> None:
+    session = ShellSession(tmp_path, HostExecutionPolicy(), ("/bin/bash",), {"GREETING": "hi"})
+    assert not session.closed
+    session.close()  # never started: nothing to end
+
+    session = ShellSession(tmp_path, HostExecutionPolicy(), ["/bin/bash"], {"GREETING": "hi"})
+    session.start()
+    try:
+        result = session.execute("echo $GREETING; pwd", timeout=LIMIT)
+    finally:
+        session.close()
+
+    assert (result.output, result.exit_code) == (f"hi\n{tmp_path}\n", 0)
+    assert session.closed
 
 
 def test_host_policy_limits_apply_to_the_shell(how_call: str) -> None:

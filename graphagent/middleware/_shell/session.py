@@ -1,9 +1,9 @@
 """The shell tool's session: one persistent bash process per run.
 
 Everything here blocks (it waits on a process), and is thread-safe: a sync run calls it
-directly, an async run offloads each call to a thread. :class:`ShellSession` owns a run's
-workspace and its :class:`~graphagent.middleware._shell.process.ShellProcess`, restarts the
-process after a timeout, and ends it when the run ends.
+directly, an async run offloads each call to a thread. :class:`ShellSession` owns a workspace
+and its :class:`~graphagent.middleware._shell.process.ShellProcess`, restarts the process after
+a timeout, and ends it when closed; :class:`RunSlot` holds the session of one run.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from graphagent.middleware._shell.execution import SHELL_TEMP_PREFIX, BaseExecut
 from graphagent.middleware._shell.output import CommandResult, OutputLog
 from graphagent.middleware._shell.process import ShellProcess
 
-__all__ = ["CommandResult", "SessionConfig", "ShellSession"]
+__all__ = ["CommandResult", "RunSlot", "SessionConfig", "ShellSession"]
 
 LOGGER = logging.getLogger("graphagent.middleware.shell_tool")
 
@@ -45,50 +45,87 @@ class SessionConfig:
         inherited = {name: os.environ[name] for name in self.inherit_env if name in os.environ}
         return {**inherited, **self.policy.shell_environment(self.env, workspace=workspace)}
 
-
-class ShellSession:
-    """A run's shell: its workspace and its bash process, from the run's start to its end.
-
-    Commands run one at a time (parallel tool calls wait their turn). A command that times out
-    gets the process killed and a fresh one started; so does the next command after the shell
-    exited. Startup commands run on every start.
-    """
-
-    def __init__(self, config: SessionConfig) -> None:
-        self._config = config
-        self._lock = threading.Lock()
-        self._process: ShellProcess | None = None
-        self._closed = False
-        self._tempdir: tempfile.TemporaryDirectory[str] | None = None
-        if config.workspace_root is None:
-            self._tempdir = tempfile.TemporaryDirectory(prefix=SHELL_TEMP_PREFIX)
-            self.workspace = Path(self._tempdir.name)
+    def open(self) -> ShellSession:
+        """A started session in the workspace (a new temporary directory without a
+        ``workspace_root``), its startup commands run; nothing is left behind if that fails."""
+        tempdir: tempfile.TemporaryDirectory[str] | None = None
+        if self.workspace_root is None:
+            tempdir = tempfile.TemporaryDirectory(prefix=SHELL_TEMP_PREFIX)
+            workspace = Path(tempdir.name)
         else:
-            self.workspace = config.workspace_root
-            self.workspace.mkdir(parents=True, exist_ok=True)
-
-    @classmethod
-    def open(cls, config: SessionConfig) -> ShellSession:
-        """A started session, its startup commands run; nothing is left behind if that fails."""
-        session = cls(config)
+            workspace = self.workspace_root
+            workspace.mkdir(parents=True, exist_ok=True)
+        session = ShellSession(
+            workspace,
+            self.policy,
+            self.shell_command,
+            self.environment(workspace),
+            startup_commands=self.startup_commands,
+            shutdown_commands=self.shutdown_commands,
+            tempdir=tempdir,
+        )
         try:
-            with session._lock:
-                session._process = session._start()
+            session.start()
         except BaseException:
             session.close()
             raise
         return session
 
-    def run(self, command: str) -> CommandResult:
+
+class ShellSession:
+    """One persistent shell: its workspace and its bash process, until it is closed.
+
+    It is built as LangChain's is, from the workspace, the execution policy, the shell's command
+    and its environment, and starts nothing until :meth:`start`. Commands run one at a time
+    (parallel tool calls wait their turn). A command that times out gets the process killed and
+    a fresh one started with the next command; so does the next command after the shell exited.
+    ``startup_commands`` run on every start; ``shutdown_commands`` when it is closed while idle.
+    A ``tempdir`` given is the workspace's, and is removed on close.
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        policy: BaseExecutionPolicy,
+        command: Sequence[str],
+        environment: Mapping[str, str],
+        *,
+        startup_commands: Sequence[str] = (),
+        shutdown_commands: Sequence[str] = (),
+        tempdir: tempfile.TemporaryDirectory[str] | None = None,
+    ) -> None:
+        self.workspace = Path(workspace)
+        self._policy = policy
+        self._command = tuple(command)
+        self._environment = dict(environment)
+        self._startup_commands = tuple(startup_commands)
+        self._shutdown_commands = tuple(shutdown_commands)
+        self._tempdir = tempdir
+        self._lock = threading.Lock()
+        self._process: ShellProcess | None = None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def start(self) -> None:
+        """Start the shell and run the startup commands, unless it is running already."""
+        with self._lock:
+            self._running()
+
+    def execute(self, command: str, *, timeout: float | None = None) -> CommandResult:
+        """Run ``command``, for at most ``timeout`` seconds (the policy's ``command_timeout``
+        when ``None``)."""
         with self._lock:
             process = self._running()
-            policy = self._config.policy
-            result = process.execute(command, policy.command_timeout, _output_for(policy))
+            seconds = self._policy.command_timeout if timeout is None else timeout
+            result = process.execute(command, seconds, _output_for(self._policy))
             if result.timed_out:
                 LOGGER.warning(
                     "Shell command timed out after %.1f seconds; the next command gets a new "
                     "shell.",
-                    policy.command_timeout,
+                    seconds,
                 )
                 self._end_process()
             return result
@@ -112,7 +149,7 @@ class ShellSession:
             if self._process is not None:
                 if not busy:
                     self._run_shutdown_commands(self._process)
-                self._process.stop(self._config.policy.termination_timeout)
+                self._process.stop(self._policy.termination_timeout)
                 self._process.close_pipes()
                 self._process = None
         finally:
@@ -139,14 +176,13 @@ class ShellSession:
         return self._process
 
     def _start(self) -> ShellProcess:
-        config = self._config
-        env = config.environment(self.workspace)
-        popen = config.policy.spawn(workspace=self.workspace, env=env, command=config.shell_command)
-        process = ShellProcess(popen, own_channels=config.policy.shares_filesystem)
+        policy = self._policy
+        env = self._environment
+        popen = policy.spawn(workspace=self.workspace, env=env, command=self._command)
+        process = ShellProcess(popen, own_channels=policy.shares_filesystem)
         try:
-            for command in config.startup_commands:
-                output = _output_for(config.policy)
-                result = process.execute(command, config.policy.startup_timeout, output)
+            for command in self._startup_commands:
+                result = process.execute(command, policy.startup_timeout, _output_for(policy))
                 if result.timed_out or result.exit_code not in (0, None):
                     failure = "timed out" if result.timed_out else f"exit code {result.exit_code}"
                     raise ShellToolError(
@@ -167,13 +203,53 @@ class ShellSession:
             self._process = None
 
     def _run_shutdown_commands(self, process: ShellProcess) -> None:
-        policy = self._config.policy
-        for command in self._config.shutdown_commands:
+        policy = self._policy
+        for command in self._shutdown_commands:
             if not process.alive:
                 return
             result = process.execute(command, policy.command_timeout, _output_for(policy))
             if result.timed_out or result.exit_code not in (0, None):
                 LOGGER.warning("Shutdown command %r failed (result: %s).", command, result)
+
+
+class RunSlot:
+    """The session of one run: opened by the first that needs it (``before_agent``, or a command
+    of a run resumed after an interrupt), closed once when the run ends, whichever way."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        self._config = config
+        self._lock = threading.Lock()
+        self._session: ShellSession | None = None
+        self._ended = False
+
+    def session(self) -> ShellSession:
+        """The run's session, opened now if it is not yet."""
+        with self._lock:
+            if self._ended:
+                raise ShellToolError(
+                    "The shell session has ended with its run; the shell tool only runs during "
+                    "a run of the agent that has the ShellToolMiddleware."
+                )
+            if self._session is None:
+                self._session = self._config.open()
+            return self._session
+
+    def release(self) -> None:
+        """Close the run's session, if one is open (``after_agent``); a later :meth:`session`
+        opens a new one."""
+        self._close(ended=False)
+
+    def close(self) -> None:
+        """Close the run's session, if one is open, as the run ends: a later :meth:`session` is
+        an error."""
+        self._close(ended=True)
+
+    def _close(self, *, ended: bool) -> None:
+        with self._lock:
+            session, self._session = self._session, None
+            self._ended = self._ended or ended
+        if session is not None:
+            session.close()
 
 
 def _output_for(policy: BaseExecutionPolicy) -> OutputLog:

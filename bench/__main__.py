@@ -45,7 +45,7 @@ from bench.workloads import (
 
 DEFAULT_ROUNDS = 20
 QUICK_ROUNDS = 2
-LANGCHAIN_VERSION = "1.5.0"
+LANGCHAIN_VERSION = "1.5.2"
 COUNTS = (0, 5, 20)
 LONG_HISTORY = 2000
 """Messages before the question in the long-history footprint (20 middleware)."""

@@ -93,12 +93,22 @@ def langgraph_side() -> Side:
 # -- the model ----------------------------------------------------------------
 
 
+def _tool_replies_since_question(messages: Sequence[BaseMessage]) -> int:
+    replies = 0
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        replies += isinstance(message, ToolMessage)
+    return replies
+
+
 class LoopModel(BaseChatModel):
     """Zero-latency chat model: one ``lookup`` call per round for ``rounds`` rounds, then text.
 
-    It decides from the messages it receives (the number of tool replies so far), so it is
-    stateless: one agent can be invoked any number of times, on any thread or event loop, and
-    nothing accumulates between runs. (``graphagent.testing.ScriptedChatModel`` is a script with
+    It decides from the messages it receives (the tool replies since the last question, read from
+    the end, so that its own work does not grow with the history before it), so it is stateless:
+    one agent can be invoked any number of times, on any thread or event loop, and nothing
+    accumulates between runs. (``graphagent.testing.ScriptedChatModel`` is a script with
     a cursor that records every call; reused over thousands of benchmark runs it would grow
     without bound and skew later rounds.) Both sides use this same class.
     """
@@ -110,7 +120,7 @@ class LoopModel(BaseChatModel):
         return "bench-loop"
 
     def _reply(self, messages: list[BaseMessage]) -> ChatResult:
-        done = sum(isinstance(m, ToolMessage) for m in messages)
+        done = _tool_replies_since_question(messages)
         if done < self.rounds:
             call = {"name": "lookup", "args": {"query": f"q{done}"}, "id": f"call_{done}"}
             message = AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])

@@ -161,7 +161,7 @@ class _Ledger:
         return (
             size <= len(messages)
             and (size == 0 or messages[size - 1] is known[-1])
-            and known == list(messages[:size])
+            and known == _as_list(messages[:size])
         )
 
     def extended(self, messages: Sequence[Any]) -> _Ledger:
@@ -189,6 +189,10 @@ class _Ledger:
             | {key for key in touched if (key in called) != (key in answered)},
             malformed=(self.malformed - answers) | (invalid - answered),
         )
+
+
+def _as_list(messages: Sequence[Any]) -> list[Any]:
+    return messages if isinstance(messages, list) else list(messages)
 
 
 _EMPTY = _Ledger([], frozenset(), frozenset(), frozenset(), frozenset())

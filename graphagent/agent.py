@@ -16,6 +16,7 @@ from langgraph.types import StateSnapshot
 
 from graphagent._core.bridge import ASYNC, SYNC, run_sync
 from graphagent._core.ceiling import DEFAULT_MAX_MODEL_CALLS, RunLedger, ledgered
+from graphagent._core.message_ids import give_input_ids
 from graphagent._core.records import Plan
 from graphagent._core.runtime import (
     DEFAULT_AGENT_NAME as DEFAULT_AGENT_NAME,
@@ -70,6 +71,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         config, ledger = self._checked_run(input, config, kwargs)
         input = self.transformed_input(input)
+        give_input_ids(input)
         _hide_private_state(self, kwargs)
         if _resume.needs_check(input):
             return _resume.checked(
@@ -80,6 +82,7 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         config, ledger = self._checked_run(input, config, kwargs)
         input = self.transformed_input(input)
+        give_input_ids(input)
         _hide_private_state(self, kwargs)
         if _resume.needs_check(input):
             return _resume.achecked(

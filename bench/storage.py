@@ -218,6 +218,9 @@ class Thread:
     file_bytes: dict[int, int] = field(default_factory=dict)
     floor_bytes: dict[int, int] = field(default_factory=dict)
     get_state_seconds: dict[int, list[float]] = field(default_factory=dict)
+    decode_seconds: dict[int, list[float]] = field(default_factory=dict)
+    """The time to deserialise the thread's messages once, stored as one value: what any read
+    that returns them pays, whatever the layout."""
     walks: list[int] = field(default_factory=list)
     """After each turn: the checkpoints a read of the thread walks back to find the messages
     (since their last snapshot; 0 for a layout that stores them whole)."""
@@ -248,6 +251,16 @@ class Thread:
     def get_state_ms(self, turns: int) -> float | None:
         seconds = self.get_state_seconds.get(turns)
         return statistics.median(seconds) * 1e3 if seconds else None
+
+    def over_decoding(self) -> float | None:
+        """``get_state`` at the thread's longest over deserialising its messages once."""
+        reads, decoding = (
+            self.get_state_seconds.get(self.turns),
+            self.decode_seconds.get(self.turns),
+        )
+        if not reads or not decoding:
+            return None
+        return statistics.median(reads) / statistics.median(decoding)
 
 
 def _ratio(late: list[float], early: list[float]) -> tuple[float, float]:
@@ -326,6 +339,7 @@ def _measure(
     result.floor_bytes[turn] = floor_bytes(messages, file.saver)
     if time_reads:
         result.get_state_seconds[turn] = _time_get_state(agent, config)
+        result.decode_seconds[turn] = _time_decoding(messages, file.saver)
 
 
 def floor_bytes(messages: list[Any], saver: Any) -> int:
@@ -339,6 +353,17 @@ def _time_get_state(agent: Any, config: Any) -> list[float]:
         gc.collect()
         started = time.process_time()
         agent.get_state(config)
+        seconds.append(time.process_time() - started)
+    return seconds
+
+
+def _time_decoding(messages: list[Any], saver: Any) -> list[float]:
+    stored = saver.serde.dumps_typed(messages)
+    seconds = []
+    for _ in range(GET_STATE_ROUNDS):
+        gc.collect()
+        started = time.process_time()
+        saver.serde.loads_typed(stored)
         seconds.append(time.process_time() - started)
     return seconds
 
@@ -378,7 +403,7 @@ def print_report(threads: Sequence[Thread], notes: dict[str, str]) -> None:
     shown = ", ".join(f"{n} turns {floors[n] / 2**20:.2f}" for n in TURNS if n in floors)
     print(f"floor (the history serialised once), MiB: {shown}")
     titles = f"{'last/first turns':>18}{'get_state ms:':>16}{f'{min(TURNS)} turns':>10}"
-    print(f"{'':<28}{titles}{'longest':>10}{'ratio':>8}{'mean walk':>11}")
+    print(f"{'':<28}{titles}{'longest':>10}{'ratio':>8}{'/ decode':>10}{'mean walk':>11}")
     for thread in threads:
         growth = thread.turn_growth(FULL_LAYOUT_TURNS)
         reads = thread.read_growth()
@@ -386,12 +411,14 @@ def print_report(threads: Sequence[Thread], notes: dict[str, str]) -> None:
             f"{thread.variant:<28}{_cell(growth and growth[0], 18)}{'':>16}"
             f"{_cell(thread.get_state_ms(min(TURNS)), 10)}"
             f"{_cell(thread.get_state_ms(thread.turns), 10)}{_cell(reads and reads[0], 8)}"
+            f"{_cell(thread.over_decoding(), 10)}"
             f"{thread.mean_walk():>11.0f}  (longest: {thread.turns} turns)"
         )
     print(
         f"(turns: the median of turns {FULL_LAYOUT_TURNS - TIMED_TURNS + 1}-{FULL_LAYOUT_TURNS} "
         f"over that of turns 1-{TIMED_TURNS}; get_state: medians of {GET_STATE_ROUNDS} calls; "
-        "mean walk: the checkpoints a read walks back to the last snapshot, after each turn)"
+        "/ decode: get_state at the longest over deserialising its messages once;\n"
+        " mean walk: the checkpoints a read walks back to the last snapshot, after each turn)"
     )
     print()
 

@@ -72,6 +72,7 @@ def test_a_storage_thread_is_measured_as_it_grows() -> None:
         assert thread.multiple_of_floor(10) > 1
         assert thread.get_state_ms(10) is not None
         assert thread.read_growth() is not None
+        assert thread.over_decoding() is not None
     deltas, whole = threads
     assert deltas.file_bytes[10] < whole.file_bytes[10], "deltas take less room"
     assert deltas.floor_bytes == whole.floor_bytes, "the same history"

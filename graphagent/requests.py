@@ -152,11 +152,13 @@ ModelRequest.__setattr__ = _assign  # type: ignore[method-assign,assignment]
 
 
 @refuse_unknown_arguments
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelResponse(Generic[ResponseT]):
     """The result of a model call: its messages and, with a response format, the parsed value.
 
-    Generic in the type of the parsed value, as LangChain's is: ``ModelResponse[MySchema]``.
+    Generic in the type of the parsed value, as LangChain's is: ``ModelResponse[MySchema]``. Its
+    fields may be set, as LangChain's may: a ``wrap_model_call`` hook can change the response
+    its handler returned and return it.
     """
 
     result: list[BaseMessage]
@@ -167,7 +169,7 @@ class ModelResponse(Generic[ResponseT]):
 
 
 @refuse_unknown_arguments
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ExtendedModelResponse(Generic[ResponseT]):
     """A model response plus a ``Command(update=...)`` applied to the state after the model node.
 
@@ -178,21 +180,6 @@ class ExtendedModelResponse(Generic[ResponseT]):
     """The response, as the handler returned it or as the hook changed it."""
     command: Command[Any] | None = None
     """State updates to apply along with the response (``Command(update={...})``)."""
-
-
-def _refuse_setting(record: object, name: str, value: Any) -> None:
-    """What a frozen response does on assignment: ``FrozenInstanceError``.
-
-    Set after the class is made, as for requests: the ``__setattr__`` a frozen, slotted generic
-    dataclass is generated with fails with a ``TypeError`` instead, which breaks
-    ``ModelResponse[Schema](...)`` (``typing`` sets ``__orig_class__`` on the instance and expects
-    an ``AttributeError`` when it cannot).
-    """
-    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-
-
-ModelResponse.__setattr__ = _refuse_setting  # type: ignore[method-assign]
-ExtendedModelResponse.__setattr__ = _refuse_setting  # type: ignore[method-assign]
 
 
 ModelCallResult: TypeAlias = ModelResponse[ResponseT] | AIMessage | ExtendedModelResponse[ResponseT]

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NotRequired
 
 import pytest
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command
 
@@ -128,6 +128,20 @@ def test_assigning_a_field_works_with_a_deprecation_warning(how_call: str, field
         assert result["messages"][-1].content == "from the new model"
     if field == "messages":
         assert [m.content for m in model.calls[0].messages] == ["replaced"]
+
+
+def test_a_hook_may_change_the_response_it_got_and_return_it(how_call: str) -> None:
+    @wrap_model_call
+    def rewrite(request: ModelRequest, handler: Handler) -> Any:
+        response = handler(request)
+        response.result = [AIMessage(f"checked: {response.result[0].text}")]
+        return response
+
+    agent = create_agent(ScriptedChatModel(["draft"]), middleware=[rewrite])
+
+    result = run_agent(agent, how_call, {"messages": ["hello"]})
+
+    assert result["messages"][-1].content == "checked: draft"
 
 
 def test_the_warning_made_an_error_keeps_the_request_unchanged() -> None:

@@ -24,7 +24,7 @@ from graphagent.agent import CompiledAgent
 from graphagent.explain import explain
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, resolve_model
-from graphagent.structured_output import as_strategy
+from graphagent.structured_output import AutoStrategy, ToolStrategy, as_strategy
 
 
 @refuse_unknown_keywords
@@ -140,6 +140,7 @@ def create_agent(
         _normalise_tools(_tools_list(tools)),
         state_schema,
         structured_output=strategy is not None,
+        output_tools=isinstance(strategy, ToolStrategy | AutoStrategy),
         checkpointer=checkpointer not in (None, False),
         checkpointing_disabled=checkpointer is False,
         fuse_hooks=fuse_hooks,

@@ -271,7 +271,7 @@ def two_writers() -> Any:
 
 def test_the_nodes_are_named_after_the_positions() -> None:
     agent = two_writers()
-    assert list(agent.get_graph().nodes) == ["__start__", "before_model", "model", "__end__"]
+    assert list(agent.get_graph().nodes) == ["__start__", "model", "before_model", "__end__"]
 
 
 def test_a_breakpoint_on_a_fused_hook_names_the_node_to_pause_at() -> None:

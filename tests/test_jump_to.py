@@ -216,7 +216,7 @@ def test_jump_routes_are_drawn(hook_mode: str) -> None:
     assert (node, "model", True) in edges
     assert (node, "__end__", True) in edges
     assert (node, "tools", True) in edges
-    assert ("tools", "model", False) in edges
+    assert ("tools", "model", True) in edges, "the tools always route, as in LangChain"
     assert ("model", node, False) in edges
 
 

@@ -45,13 +45,38 @@ def test_no_hooks_no_tools_is_model_to_end() -> None:
 
 def test_with_tools_the_model_goes_to_the_tools_and_the_tools_back() -> None:
     assert routes(has_tools=True) == {
-        "model": (END, {}, True, "model"),
+        "model": (END, {}, True, None),
         "tools": ("model", {}, False, None),
     }
 
 
-def test_a_structured_output_loop_returns_to_the_model_without_tools() -> None:
-    assert routes(loops=True) == {"model": (END, {}, False, "model")}
+@pytest.mark.parametrize(
+    ("options", "found"),
+    [
+        ({"structured_output": True}, ()),
+        ({}, (hook("A", "after_model"),)),
+        ({}, (hook("A", "wrap_model_call"),)),
+    ],
+    ids=["structured output", "after_model", "wrap_model_call"],
+)
+def test_the_turn_loops_back_only_where_something_can_answer_calls_in_place(
+    options: dict[str, Any], found: tuple[Hook, ...]
+) -> None:
+    # As in LangChain: without these, a model turn's calls are answered by the tools alone.
+    laid_out = routes(found=found, has_tools=True, **options)
+    last = "A.after_model" if found and found[0].position == "after_model" else "model"
+    assert laid_out[last][2:] == (True, "model")
+
+
+@pytest.mark.parametrize(
+    ("output_tools", "loop"), [(True, "model"), (False, None)], ids=["tool", "provider"]
+)
+def test_without_tools_only_an_output_tool_loops_back_to_the_model(
+    output_tools: bool, loop: str | None
+) -> None:
+    assert routes(structured_output=True, output_tools=output_tools) == {
+        "model": (END, {}, False, loop)
+    }
 
 
 def test_node_positions_chain_in_run_order_and_the_loop_enters_at_before_model() -> None:
@@ -85,9 +110,13 @@ def test_each_declared_jump_maps_to_its_node_and_tools_only_with_tools() -> None
     assert with_tools["Z.after_agent"][1] == {"end": END}, "after_agent's end is the real end"
 
 
-def test_return_direct_tools_may_exit_past_the_loop() -> None:
-    _, laid_out = lay_out(hooks(hook("Z", "after_agent")), has_tools=True, return_direct=True)
+@pytest.mark.parametrize("option", ["return_direct", "output_tools"])
+def test_return_direct_tools_and_output_tools_may_exit_past_the_loop(option: str) -> None:
+    found = hooks(hook("Z", "after_agent"))
+    _, laid_out = lay_out(found, has_tools=True, **{option: True})
     assert laid_out["tools"] == Route("model", exit="Z.after_agent")
+    _, without = lay_out(found, has_tools=True)
+    assert without["tools"] == Route("model")
 
 
 def test_fused_positions_are_one_node_named_after_the_position() -> None:

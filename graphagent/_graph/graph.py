@@ -9,8 +9,9 @@ from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
 from langgraph.graph import StateGraph
 
+from graphagent._core.hooks import NODE_HOOKS
 from graphagent._core.observe import observed
-from graphagent._core.records import MODEL_NODE, TOOLS_NODE, Plan
+from graphagent._core.records import MODEL_NODE, TOOLS_NODE, HookGroup, Plan
 from graphagent._core.trace_policy import node_trace_policy
 from graphagent._graph.field_types import field_types
 from graphagent._graph.model_node import ModelSetup, model_node
@@ -44,7 +45,16 @@ def build_graph(
     fields = StateChannels.of(graph.channels, {k: f.owner for k, f in schemas.fields.items()})
     types = field_types(schemas.fields, graph.channels)
     after_tools = _after_tools(plan)
-    for group in plan.groups:
+    registry = ToolRegistry(plan.tools, wrapped=bool(plan.hooks["wrap_tool_call"]))
+    offered = (*plan.tools, *plan.provider_tools)
+    setup = ModelSetup(
+        model, system_message, offered, name, state_keys, plain_keys, registry, response_format
+    )
+    calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
+    graph.add_node(MODEL_NODE, calls)
+    if TOOLS_NODE in plan.routes:
+        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.hooks["wrap_tool_call"]))
+    for group in _drawing_order(plan):
         graph.add_node(
             group.node,
             hook_node(
@@ -57,23 +67,30 @@ def build_graph(
             ),
             trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
-    registry = ToolRegistry(plan.tools, wrapped=bool(plan.hooks["wrap_tool_call"]))
-    offered = (*plan.tools, *plan.provider_tools)
-    setup = ModelSetup(
-        model, system_message, offered, name, state_keys, plain_keys, registry, response_format
-    )
-    calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
-    graph.add_node(MODEL_NODE, calls)
-    if TOOLS_NODE in plan.routes:
-        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.hooks["wrap_tool_call"]))
     return_direct = frozenset(t.name for t in plan.tools if t.return_direct)
     for source, route in plan.routes.items():
-        targets = destinations(route)
-        if len(targets) == 1:
+        # As LangChain draws it: a node routes (a dashed edge) when it may jump, even to where
+        # it goes anyway, and so do the tools.
+        fixed = not (route.jumps or route.to_tools or route.loop or route.exit)
+        if fixed and source != TOOLS_NODE:
             graph.add_edge(source, route.default)
         else:
-            graph.add_conditional_edges(source, router(source, route, return_direct), targets)
+            routed = router(source, route, return_direct)
+            graph.add_conditional_edges(source, routed, destinations(route))
     return graph
+
+
+def _drawing_order(plan: Plan) -> list[HookGroup]:
+    """The hook nodes in the order LangChain adds them, which is the order drawings list them:
+    middleware by middleware, each one's hooks in run order (``before_agent`` to
+    ``after_agent``). Fused nodes, one per position, come in run order."""
+    if plan.fused:
+        return list(plan.groups)
+    rank = {id(item): i for i, item in enumerate(plan.middleware)}
+    return sorted(
+        plan.groups,
+        key=lambda group: (rank[id(group.hooks[0].middleware)], NODE_HOOKS.index(group.position)),
+    )
 
 
 def _after_tools(plan: Plan) -> frozenset[str]:

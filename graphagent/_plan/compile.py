@@ -31,14 +31,15 @@ def compile_plan(
     state_schema: type[Any] | None = None,
     *,
     structured_output: bool = False,
+    output_tools: bool = False,
     checkpointer: bool = False,
     checkpointing_disabled: bool = False,
     fuse_hooks: bool = False,
 ) -> Plan:
     """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet.
 
-    With ``structured_output``, a model turn whose tool calls were all answered in place (an
-    invalid structured response) loops back to the model even when the agent has no tools.
+    ``structured_output``: the agent has a ``response_format``; ``output_tools``: its strategy
+    may answer through a tool call (``ToolStrategy``, ``AutoStrategy``), see ``lay_out``.
     Each middleware's ``validate_agent`` sees the agent's tools and whether it has a checkpointer.
     With ``fuse_hooks``, the node hooks of each position run as one node (``HookGroup``).
     """
@@ -60,7 +61,8 @@ def compile_plan(
         # execute a tool a wrap_model_call hook offers (request.override(tool=...)).
         has_tools=bool(all_tools or hooks["wrap_tool_call"]),
         return_direct=any(t.return_direct for t in all_tools),
-        loops=structured_output,
+        structured_output=structured_output,
+        output_tools=output_tools,
     )
     return Plan(
         middleware=stack,

@@ -18,14 +18,22 @@ def lay_out(
     fused: bool = False,
     has_tools: bool = False,
     return_direct: bool = False,
-    loops: bool = False,
+    structured_output: bool = False,
+    output_tools: bool = False,
 ) -> tuple[str, dict[str, Route]]:
     """The entry node and every node's route: each node hook position chained to the next, in run
     order; the loop is model -> tools -> model.
 
     ``hooks``: each position's hooks in execution order (:attr:`Plan.hooks`); ``fused``: one node
-    per position; ``return_direct``: a tool may end the run; ``loops``: a model turn whose calls
-    were all answered in place goes back to the model even without tools (structured output).
+    per position; ``return_direct``: a tool may end the run; ``structured_output``: the agent has
+    a ``response_format``; ``output_tools``: its strategy may answer through a tool call
+    (``ToolStrategy``, or ``AutoStrategy`` until the model is known), which may end the run after
+    the tools and, without tools, sends an invalid answer back to the model.
+
+    A model turn whose calls were all answered in place goes back to the loop's entry only where
+    something can answer them: structured output, an ``after_model`` hook or a
+    ``wrap_model_call`` hook (with tools), or an output tool (without). LangChain draws the same
+    edges.
     """
     before_agent, before_model, after_model, after_agent = (
         grouped(hooks[position], fused) for position in NODE_HOOKS
@@ -36,7 +44,8 @@ def lay_out(
 
     # After the model (and its after_model hooks): tools for pending calls, the model again when
     # every call was answered in place, else the exit.
-    loop = loop_entry if has_tools or loops else None
+    answers_in_place = structured_output or bool(after_model) or bool(hooks["wrap_model_call"])
+    loop = loop_entry if (answers_in_place if has_tools else output_tools) else None
     turn_end = Route(exit_, to_tools=has_tools, loop=loop)
 
     def chain(groups: tuple[HookGroup, ...], last: Route, end: str) -> None:
@@ -56,7 +65,8 @@ def lay_out(
     chain(after_agent, Route(END), END)
     routes[MODEL_NODE] = Route(after_model[0].node) if after_model else turn_end
     if has_tools:
-        routes[TOOLS_NODE] = Route(loop_entry, exit=exit_ if return_direct else None)
+        ends_run = return_direct or output_tools
+        routes[TOOLS_NODE] = Route(loop_entry, exit=exit_ if ends_run else None)
     entry = before_agent[0].node if before_agent else loop_entry
     routes[START] = Route(entry)
     return entry, routes

@@ -93,6 +93,24 @@ def test_return_direct_ends_the_run_after_the_tool(run: Run) -> None:
     assert closed == ["DONE"]
 
 
+def test_parallel_calls_keep_every_answer_where_a_tool_may_end_the_run(run: Run) -> None:
+    # The router after the tools reads each parallel task's answer on its own; the answers must
+    # not come out with one id there, or one would replace the other.
+    @tool(return_direct=True)
+    def final_answer(text: str) -> str:
+        """Answer the user directly."""
+        return text
+
+    model = ScriptedChatModel([calls(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})), "7"])
+    agent = create_agent(model, [final_answer, add])
+
+    result = run(agent, {"messages": ["go"]})
+
+    answers = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert sorted(answers) == ["3", "7"]
+    assert len({m.id for m in result["messages"]}) == len(result["messages"])
+
+
 def test_state_store_and_runtime_are_injected(run: Run) -> None:
     @tool
     def inspect(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
@@ -43,7 +44,7 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
         result = await mode.call(chain, request)
         if is_handoff(result):  # answered now, handed off once the turn's other calls are done
             result = deferred(request.tool_call, result)
-        return tool_step(request.tool_call, result)
+        return tool_step(request.tool_call, _with_ids(result))
 
     entry = EntryPoints(run, TOOLS_NODE, sync_error)
     return InlineToolNode(
@@ -53,6 +54,23 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
         wrap_tool_call=entry,
         awrap_tool_call=entry.arun,
     )
+
+
+def _with_ids(result: ToolResult) -> ToolResult:
+    """``result`` with an id on each message it adds, as ``add_messages`` gives one.
+
+    The calls of one turn run as parallel tasks, and the router after the tools reads each
+    task's writes on its own: the messages reducer would give the answers of two tasks one id
+    there (it numbers a message by its place in the history), and one answer would replace the
+    other.
+    """
+    messages: Any = result
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        messages = result.update.get("messages", ())
+    for message in messages if isinstance(messages, list | tuple) else [messages]:
+        if isinstance(message, BaseMessage) and not message.id:
+            message.id = str(uuid.uuid4())
+    return result
 
 
 def _layer(hook: Hook, implementation: Callable[..., Any], mode: Mode) -> LayerCore:

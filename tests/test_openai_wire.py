@@ -532,7 +532,7 @@ def test_a_tool_choice_set_by_middleware_is_kept(stub: OpenAIStub) -> None:
     assert stub.requests[0]["tool_choice"] == chosen
 
 
-def test_a_call_beside_the_structured_one_is_answered_not_run(
+def test_a_call_beside_the_structured_one_runs_then_the_run_ends(
     how_call: str, stub: OpenAIStub
 ) -> None:
     ran: list[str] = []
@@ -552,21 +552,18 @@ def test_a_call_beside_the_structured_one_is_answered_not_run(
         chat(stub), [book], response_format=ToolStrategy(Weather), checkpointer=InMemorySaver()
     )
 
-    run_agent(agent, how_call, QUESTION, config=THREAD)
+    first = run_agent(agent, how_call, QUESTION, config=THREAD)
+    assert (ran, len(stub.requests)) == (["Paris"], 1), "the tool runs, the model is not asked"
+    assert first["structured_response"] == Weather(city="Paris", degrees=3)
     run_agent(agent, how_call, {"messages": ["And tomorrow?"]}, config=THREAD)
 
-    assert ran == []
     assert stub.requests[1]["messages"][2:4] == [
         {
             "role": "tool",
             "tool_call_id": "w",
             "content": "Returning structured response: city='Paris' degrees=3",
         },
-        {
-            "role": "tool",
-            "tool_call_id": "b",
-            "content": "Not executed: the structured response ended the run.",
-        },
+        {"role": "tool", "tool_call_id": "b", "content": "booked"},
     ]
 
 

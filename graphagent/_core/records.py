@@ -82,7 +82,8 @@ class Route:
 
     In order: the node a declared ``jump_to`` target maps to; with ``to_tools``, the tools for
     pending tool calls, or ``loop`` again when the model's calls were all answered in place; with
-    ``exit``, there when a ``return_direct`` tool was called; otherwise ``default``.
+    ``exit``, there when a ``return_direct`` tool was called or the turn gave the structured
+    response; otherwise ``default``.
     """
 
     default: str

@@ -6,12 +6,12 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_messages
 from langgraph.types import Send
 
 from graphagent._core.bridge import SYNC, EntryPoints, Mode
 from graphagent._core.ceiling import running_ledger
-from graphagent._core.history import answered_in_place, pending_tool_calls
+from graphagent._core.history import FINAL_ANSWER, answered_in_place, pending_tool_calls
 from graphagent._core.langgraph_internals import RunnableCallable, overwritten
 from graphagent._core.log import hook_step
 from graphagent._core.records import TOOLS_NODE, Hook, HookGroup, Route, async_only_hook_error
@@ -202,7 +202,7 @@ def router(source: str, route: Route, return_direct: frozenset[str]) -> Runnable
                 return sends
         if route.loop and answered_in_place(state["messages"]):
             return route.loop
-        if route.exit and _called_any(state["messages"], return_direct):
+        if route.exit and _ends_run(state["messages"], return_direct):
             # A call of the turn handing off goes on to the loop's entry, which hands off.
             return route.default if handoff_pending(state["messages"]) else route.exit
         return route.default
@@ -221,6 +221,21 @@ def destinations(route: Route) -> list[str]:
 
 def _last_ai(messages: list[Any]) -> AIMessage | None:
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+
+def _ends_run(messages: list[Any], return_direct: frozenset[str]) -> bool:
+    """Whether the tools' turn ends the run: it called a ``return_direct`` tool, or the model gave
+    the structured response beside the calls that just ran (as in LangChain, they run first)."""
+    return _called_any(messages, return_direct) or _gave_structured_response(messages)
+
+
+def _gave_structured_response(messages: list[Any]) -> bool:
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return False
+        if isinstance(message, ToolMessage) and message.response_metadata.get(FINAL_ANSWER):
+            return True
+    return False
 
 
 def _called_any(messages: list[Any], names: frozenset[str]) -> bool:

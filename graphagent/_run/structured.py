@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
 from graphagent._core.history import FINAL_ANSWER
 from graphagent.requests import ModelResponse
@@ -111,13 +111,9 @@ def _final(
     content = strategy.tool_message_content or f"Returning structured response: {parsed}"
     answer = _answer(call, content, status="success")
     answer.response_metadata[FINAL_ANSWER] = True
-    skipped = [
-        _answer(c, "Not executed: the structured response ended the run.", status="error")
-        for c in message.tool_calls
-        if c["id"] != call["id"]
-    ]
-    result: list[BaseMessage] = [message, answer, *skipped]
-    return ModelResponse(result, parsed)
+    # The reply's other calls stay pending: the tools run them, then the run ends (as in
+    # LangChain).
+    return ModelResponse([message, answer], parsed)
 
 
 def _answer(call: ToolCall, content: str, *, status: str) -> ToolMessage:

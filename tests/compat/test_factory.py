@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from graphagent import HookReturnError, UnregisteredToolError, create_agent
 from graphagent.middleware import (
@@ -23,6 +24,7 @@ from graphagent.middleware import (
     wrap_model_call,
     wrap_tool_call,
 )
+from graphagent.structured_output import ToolStrategy
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -197,3 +199,19 @@ def test_the_next_turn_answers_the_malformed_calls_first(how_call: str) -> None:
     sent = model.calls[1].messages
     assert [type(m) for m in sent] == [HumanMessage, AIMessage, ToolMessage, HumanMessage]
     assert result["messages"][-1].content == "Sorry, 3."
+
+
+def test_calls_beside_the_structured_answer_run_before_the_run_ends(how_call: str) -> None:
+    class Sum(BaseModel):
+        total: int
+
+    reply = calls(("Sum", {"total": 3}), ("add", {"a": 1, "b": 2}), ("multiply", {"a": 2, "b": 2}))
+    model = ScriptedChatModel([reply])
+    agent = create_agent(model, [add, multiply], response_format=ToolStrategy(Sum))
+
+    result = run_agent(agent, how_call, {"messages": ["1+2?"]})
+
+    assert model.call_count == 1
+    assert result["structured_response"] == Sum(total=3)
+    answers = {m.name: m.content for m in result["messages"] if isinstance(m, ToolMessage)}
+    assert answers == {"Sum": "Returning structured response: total=3", "add": "3", "multiply": "4"}

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.cache.base import BaseCache
 from langgraph.store.base import BaseStore
@@ -166,12 +167,25 @@ def create_agent(
         cache=cache,
         transformers=registered,
     )
-    if name:  # lets callers tell agents apart in a composed stream, as LangChain's agents do
-        compiled = compiled.with_config(metadata={"lc_agent_name": name})
+    compiled = compiled.with_config(_run_defaults(name))
     agent = CompiledAgent.adopt(compiled, plan, ceiling)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("create_agent built this plan:\n%s", explain(agent))
     return agent
+
+
+RECURSION_LIMIT = 9_999
+"""langgraph's step limit for a run that sets none, as LangChain's agents set it."""
+
+
+def _run_defaults(name: str | None) -> RunnableConfig:
+    """What every run of the agent starts from, as in LangChain: its recursion limit, and the
+    metadata tagging its traces as an agent's (with the agent's name, so that callers can tell
+    agents apart in a composed stream). A run's own config overrides them."""
+    metadata: dict[str, Any] = {"ls_integration": "langchain_create_agent"}
+    if name:
+        metadata["lc_agent_name"] = name
+    return {"recursion_limit": RECURSION_LIMIT, "metadata": metadata}
 
 
 def _tools_list(tools: Any) -> list[Any]:

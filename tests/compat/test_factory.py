@@ -2,7 +2,8 @@
 raise for the same mistakes, so ``except`` clauses written for LangChain keep working; tools a
 ``wrap_model_call`` hook adds, run by a ``wrap_tool_call`` hook or answered with an error; and
 malformed tool calls (``invalid_tool_calls``), which end the run and are answered on the next
-model call, so a model that only ever sends them cannot loop."""
+model call, so a model that only ever sends them cannot loop; what every run starts from (the
+recursion limit, the metadata); and the calls a model makes beside its structured answer."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 from pydantic import BaseModel
 
@@ -199,6 +201,29 @@ def test_the_next_turn_answers_the_malformed_calls_first(how_call: str) -> None:
     sent = model.calls[1].messages
     assert [type(m) for m in sent] == [HumanMessage, AIMessage, ToolMessage, HumanMessage]
     assert result["messages"][-1].content == "Sorry, 3."
+
+
+def test_a_run_starts_from_langchains_recursion_limit_and_metadata(how_call: str) -> None:
+    seen: list[dict[str, Any]] = []
+
+    @tool
+    def look(runtime: ToolRuntime) -> str:
+        """Look at the run's config."""
+        seen.append(dict(runtime.config))
+        return "seen"
+
+    model = ScriptedChatModel([calls(("look", {})), "done"] * 2)
+    agent = create_agent(model, [look], name="scout")
+
+    run_agent(agent, how_call, {"messages": ["go"]})
+    run_agent(agent, how_call, {"messages": ["go"]}, config={"recursion_limit": 7})
+
+    assert [config["recursion_limit"] for config in seen] == [9_999, 7]
+    metadata = seen[0]["metadata"]
+    assert (metadata["ls_integration"], metadata["lc_agent_name"]) == (
+        "langchain_create_agent",
+        "scout",
+    )
 
 
 def test_calls_beside_the_structured_answer_run_before_the_run_ends(how_call: str) -> None:

@@ -11,6 +11,7 @@ from langchain_core.messages import SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.cache.base import BaseCache
+from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
@@ -194,6 +195,12 @@ def _tools_list(tools: Any) -> list[Any]:
     if isinstance(tools, str):
         instead = f"a list of the tools themselves, not their names: tools=[{tools}]"
         _not_a_list("tools", repr(tools), "a str", instead)
+    if isinstance(tools, ToolNode):
+        raise TypeError(
+            f"'{type(tools).__name__}' object is not iterable: create_agent(tools=...) takes the "
+            "tools themselves and builds its own tools node; pass "
+            "tools=list(tool_node.tools_by_name.values())."
+        )
     if isinstance(tools, BaseTool | dict) or callable(tools):
         shown = getattr(tools, "name", None) or getattr(tools, "__name__", None) or repr(tools)
         _not_a_list("tools", shown, "a single tool", f"a list, even of one: tools=[{shown}]")

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.prebuilt import ToolRuntime
+from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.types import Command
 from pydantic import BaseModel
 
@@ -201,6 +201,11 @@ def test_the_next_turn_answers_the_malformed_calls_first(how_call: str) -> None:
     sent = model.calls[1].messages
     assert [type(m) for m in sent] == [HumanMessage, AIMessage, ToolMessage, HumanMessage]
     assert result["messages"][-1].content == "Sorry, 3."
+
+
+def test_a_tool_node_given_as_tools_is_refused_with_pythons_words() -> None:
+    with pytest.raises(TypeError, match=r"^'ToolNode' object is not iterable: .*tools_by_name"):
+        create_agent(ScriptedChatModel([]), tools=ToolNode([add]))  # type: ignore[arg-type]
 
 
 def test_a_run_starts_from_langchains_recursion_limit_and_metadata(how_call: str) -> None:

@@ -1,8 +1,8 @@
 """Stream transformers for LangGraph's experimental v3 event protocol
 (``stream_events(version="v3")``): langgraph's ``ToolCallTransformer`` and the
 ``SubagentTransformer`` (``run.subagents``) by default, then those the
-middleware declare, then ``create_agent(transformers=...)``, each once; bad ones are refused
-when the agent is built."""
+middleware declare (``InternalCallTransformer`` among them), then
+``create_agent(transformers=...)``, each once; bad ones are refused when the agent is built."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from graphagent import create_agent
 from graphagent.errors import MiddlewareTypeError
 from graphagent.middleware import AgentMiddleware
 from graphagent.middleware.internal_call_transformer import (
+    InternalCallTransformer,
     internal_call_config,
     internal_call_metadata,
 )
@@ -127,27 +128,58 @@ class AsksAside(AgentMiddleware):
         self.aside.invoke("Anything to add?", config={"metadata": metadata})
 
 
-@pytest.mark.parametrize(("marked", "texts"), [(True, ["3"]), (False, ["an aside", "3"])])
-def test_model_calls_marked_internal_stay_out_of_run_messages(
-    marked: bool, texts: list[str]
+class DeclaresTheFilter(AsksAside):
+    transformers = (InternalCallTransformer,)
+
+
+@pytest.mark.parametrize(
+    ("middleware", "texts"),
+    [
+        (DeclaresTheFilter(marked=True), ["3"]),
+        (DeclaresTheFilter(marked=False), ["an aside", "3"]),
+        (AsksAside(marked=True), ["an aside", "3"]),
+    ],
+    ids=["marked and declared", "not marked", "marked, not declared"],
+)
+def test_model_calls_marked_internal_stay_out_of_run_messages_where_the_filter_is_declared(
+    middleware: AgentMiddleware, texts: list[str]
 ) -> None:
-    agent = create_agent(ScriptedChatModel(["3"]), middleware=[AsksAside(marked)])
+    # As in LangChain: the middleware whose calls are marked declares InternalCallTransformer.
+    agent = create_agent(ScriptedChatModel(["3"]), middleware=[middleware])
 
     run = agent.stream_events(QUESTION, version="v3")
 
     assert [str(message.text) for message in run.messages] == texts
 
 
-def test_internal_call_config_keeps_a_call_out_of_the_messages_stream() -> None:
-    class Aside(AsksAside):
-        def before_model(self, state: Any, runtime: Any) -> None:
-            self.aside.invoke("Anything to add?", config=internal_call_config("aside", "mine"))
+def test_an_agent_registers_the_filter_only_when_a_middleware_declares_it() -> None:
+    plain = create_agent(ScriptedChatModel(["3"]), middleware=[AsksAside(marked=True)])
+    declared = create_agent(ScriptedChatModel(["3"]), middleware=[DeclaresTheFilter(True)])
 
+    assert InternalCallTransformer not in list(plain.stream_transformers)
+    assert list(declared.stream_transformers).count(InternalCallTransformer) == 1
+
+
+class Aside(AsksAside):
+    def before_model(self, state: Any, runtime: Any) -> None:
+        self.aside.invoke("Anything to add?", config=internal_call_config("aside", "mine"))
+
+
+def test_internal_call_config_keeps_a_call_out_of_the_messages_stream() -> None:
     agent = create_agent(ScriptedChatModel(["3"]), middleware=[Aside(marked=True)])
 
     streamed = [chunk.text for chunk, _ in agent.stream(QUESTION, stream_mode="messages")]
 
     assert "".join(streamed) == "3"
+
+
+def test_internal_call_config_keeps_a_call_out_of_run_messages_without_the_filter() -> None:
+    # nostream: the call sends no messages events at all, so nothing needs filtering.
+    agent = create_agent(ScriptedChatModel(["3"]), middleware=[Aside(marked=True)])
+
+    run = agent.stream_events(QUESTION, version="v3")
+
+    assert [str(message.text) for message in run.messages] == ["3"]
 
 
 # -- run.subagents -----------------------------------------------------------------------------

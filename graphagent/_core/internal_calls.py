@@ -8,10 +8,11 @@ replies are not the agent's and must not reach the caller as if they were:
   :func:`internal_call_metadata`, and :class:`InternalCallTransformer` drops its events from the
   run's event log and from ``run.messages``.
 
-:func:`internal_call_config` gives both; graphagent's built-ins call their models with it, and
-every agent registers the transformer. Users import these names from
-``graphagent.middleware.internal_call_transformer``, the path of LangChain's module, so middleware
-written for it moves over by changing the import.
+:func:`internal_call_config` gives both; graphagent's built-ins call their models with it. An
+agent registers the transformer when a middleware declares it (``transformers``), as in
+LangChain; ``nostream`` alone already keeps a call out of ``run.messages``. Users import these
+names from ``graphagent.middleware.internal_call_transformer``, the path of LangChain's module,
+so middleware written for it moves over by changing the import.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """The stream transformers of an agent's ``stream_events(version="v3")`` runs.
 
 LangGraph's experimental v3 event protocol builds typed projections of a run (``run.values``,
-``run.messages``, ...) with ``StreamTransformer``s registered when the graph is compiled. An
-agent registers ``InternalCallTransformer`` (the model calls middleware make for themselves stay
-out of the stream), langgraph's ``ToolCallTransformer`` (``run.tool_calls``) and
+``run.messages``, ...) with ``StreamTransformer``s registered when the graph is compiled. As in
+LangChain, an agent registers langgraph's ``ToolCallTransformer`` (``run.tool_calls``) and
 ``SubagentTransformer`` (``run.subagents``: named agents run inside it), then those its
-middleware declare, then those given to ``create_agent``; a transformer met twice is registered
-once (by identity: factories need not be hashable).
+middleware declare (``InternalCallTransformer`` among them, for a middleware whose own model
+calls carry ``internal_call_metadata()`` only), then those given to ``create_agent``; a
+transformer met twice is registered once (by identity: factories need not be hashable).
+graphagent's built-ins tag their own model calls ``nostream`` as well, which keeps them out of
+every stream without a transformer.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Any
 
 from langgraph.prebuilt import ToolCallTransformer
 
-from graphagent._core.internal_calls import InternalCallTransformer
 from graphagent._core.subagents import SubagentTransformer
 from graphagent.errors import MiddlewareTypeError
 from graphagent.middleware.base import AgentMiddleware
@@ -28,7 +29,7 @@ def stream_transformers(
     middleware: Iterable[AgentMiddleware[Any, Any, Any]], extra: Sequence[Factory] | None
 ) -> list[Factory]:
     """Every transformer the agent registers, in order, each once."""
-    found: list[Factory] = [InternalCallTransformer, ToolCallTransformer, SubagentTransformer]
+    found: list[Factory] = [ToolCallTransformer, SubagentTransformer]
     for item in middleware:
         found += _checked(f"'{item.name}'.transformers", item.transformers)
     found += _checked("create_agent(transformers=...)", extra or ())

@@ -92,7 +92,7 @@ def _members(schema: Any) -> Iterator[Any]:
 
 def _schema(source: Any, strategy: str) -> Schema:
     if isinstance(source, dict):
-        return _json_schema(source, strategy)
+        return _json_schema(source)
     if not isinstance(source, type):
         raise MiddlewareTypeError(_unsupported(source, strategy))
     kind: Kind
@@ -107,13 +107,10 @@ def _schema(source: Any, strategy: str) -> Schema:
     return Schema(source.__name__, source.__doc__ or "", json_schema, kind, source)
 
 
-def _json_schema(source: dict[str, Any], strategy: str) -> Schema:
-    title = source.get("title", _untitled_name(source))
-    if not isinstance(title, str) or source.get("type", "object") != "object":
-        raise MiddlewareTypeError(
-            f"{strategy} got a JSON schema whose 'title' is not a string or of a type other "
-            "than 'object'; give it a string title (it names the tool) and type 'object'."
-        )
+def _json_schema(source: dict[str, Any]) -> Schema:
+    """A JSON schema is taken as given, as LangChain takes it: its ``title`` (as a string) names
+    it, and what it describes is for the provider to accept or refuse."""
+    title = str(source.get("title", _untitled_name(source)))
     return Schema(title, source.get("description", ""), dict(source), "json_schema", source)
 
 
@@ -132,7 +129,11 @@ def _unsupported(source: Any, strategy: str) -> str:
     )
 
 
-def _check_json(schema: Schema, data: Any) -> dict[str, Any]:
+def _check_json(schema: Schema, data: Any) -> Any:
+    """An object schema's data must be an object with its required keys; data of any other
+    schema is returned as it is."""
+    if schema.json_schema.get("type", "object") != "object":
+        return data
     if not isinstance(data, dict):
         raise ValueError(
             f"Failed to parse data to {schema.name}: expected a JSON object, "

@@ -289,3 +289,30 @@ def test_a_provider_strategy_binding_parses_the_replys_json() -> None:
 def test_an_unsupported_schema_is_langchains_value_error(make: Any) -> None:
     with pytest.raises(ValueError, match=r"^Unsupported schema type: <class "):
         make()
+
+
+@pytest.mark.parametrize(
+    ("schema", "name"),
+    [
+        ({"type": "json_schema", "schema": {}}, None),
+        ({"title": 3, "type": "object"}, "3"),
+        ({"title": "Numbers", "type": "array", "items": {"type": "integer"}}, "Numbers"),
+    ],
+    ids=["not a schema of an object", "a number as title", "an array"],
+)
+def test_any_json_schema_dict_is_taken_as_given(schema: dict[str, Any], name: str | None) -> None:
+    # LangChain builds such agents; what the schema describes is for the provider to judge.
+    create_agent(ScriptedChatModel([]), response_format=schema)
+    [spec] = ToolStrategy(schema).schema_specs
+    assert (spec.kind, spec.json_schema) == ("json_schema", schema)
+    assert spec.name == name or re.fullmatch(r"response_format_[0-9a-f]{4}", spec.name)
+
+
+def test_the_answer_to_a_schema_of_no_object_is_kept_as_it_came(how_call: str) -> None:
+    numbers = {"title": "Numbers", "type": "array", "items": {"type": "integer"}}
+    model = ScriptedChatModel(["[1, 2, 3]"])
+    agent = create_agent(model, response_format=ProviderStrategy(numbers))
+
+    result = run_agent(agent, how_call, {"messages": ["q"]})
+
+    assert result["structured_response"] == [1, 2, 3]

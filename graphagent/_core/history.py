@@ -72,7 +72,7 @@ def answer_malformed_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]
             continue
         for call in message.invalid_tool_calls:
             call_id = call.get("id")
-            if call_id and call_id not in answered:
+            if call_id is not None and call_id not in answered:  # "" is an id, as in LangChain
                 answered.add(call_id)
                 history.append(_malformed_answer(call_id, call.get("name"), call.get("error")))
     return history if len(history) > len(messages) else None
@@ -126,7 +126,7 @@ def _call_ids(message: AIMessage) -> list[str]:
 
 
 def _ids(calls: Sequence[Any]) -> list[str]:
-    return [i for call in calls if (i := call.get("id"))]
+    return [i for call in calls if (i := call.get("id")) is not None]
 
 
 def _fill(missing: list[str], text: str) -> list[ToolMessage]:

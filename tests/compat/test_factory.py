@@ -160,7 +160,7 @@ def test_a_call_to_an_added_tool_nobody_runs_gets_an_error_tool_message(how_call
 THREAD = {"configurable": {"thread_id": "t"}}
 
 
-def malformed(call_id: str = "bad") -> AIMessage:
+def malformed(call_id: str | None = "bad") -> AIMessage:
     call: Any = {
         "type": "invalid_tool_call",
         "name": "add",
@@ -201,6 +201,22 @@ def test_the_next_turn_answers_the_malformed_calls_first(how_call: str) -> None:
     sent = model.calls[1].messages
     assert [type(m) for m in sent] == [HumanMessage, AIMessage, ToolMessage, HumanMessage]
     assert result["messages"][-1].content == "Sorry, 3."
+
+
+@pytest.mark.parametrize(("call_id", "answered"), [("", True), (None, False)])
+def test_a_malformed_call_in_the_history_is_answered_when_it_has_an_id(
+    how_call: str, call_id: str | None, answered: bool
+) -> None:
+    # An empty id is an id, which an answer can name; a call without one can get no answer.
+    model = ScriptedChatModel(["Sorry."])
+    history = [HumanMessage("1+2?"), malformed(call_id)]
+
+    run_agent(create_agent(model, [add]), how_call, {"messages": history})
+
+    sent = model.calls[0].messages
+    assert isinstance(sent[-1], ToolMessage) is answered
+    if answered:
+        assert (sent[-1].tool_call_id, sent[-1].status) == ("", "error")
 
 
 def test_a_tool_node_given_as_tools_is_refused_with_pythons_words() -> None:

@@ -4,7 +4,8 @@ checkpointer, after 10 and after 1,000 earlier messages, on every side.
 The two lengths of every side are sampled in one interleaved measurement, so the ratio of a
 side's long run over its short one sees the same machine noise. Each run gets an input of its own
 (langgraph gives its messages ids in place), built before the clock starts: the 1,000 messages
-the bench makes are not the framework's work. A side whose per-step work reads
+the bench makes are not the framework's work. Times are CPU time, as the storage thread's are:
+the ratios of a few milliseconds are otherwise what other work on the machine makes them. A side whose per-step work reads
 the whole history grows faster than one whose steps read what they add.
 """
 

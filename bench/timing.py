@@ -31,17 +31,18 @@ def sync_sampler(fn: Callable[[], object]) -> Sampler:
 
 
 def prepared_sampler(fn: Callable[[T], object], prepare: Callable[[], T]) -> Sampler:
-    """Time ``fn(prepare())``, with ``prepare()`` made before the clock starts: what the workload
-    is given (a long input, built anew each time) is not what is measured. A collection after it
-    moves the new objects out of the young generations, so the run's collections do not keep
-    sweeping them either."""
+    """The CPU time of ``fn(prepare())``, with ``prepare()`` made before the clock starts: what
+    the workload is given (a long input, built anew each time) is not what is measured. A
+    collection after it moves the new objects out of the young generations, so the run's
+    collections do not keep sweeping them either. CPU time of the process (its threads
+    included), so that other work on a busy machine does not count."""
 
     def sample() -> float:
         given = prepare()
         gc.collect()
-        start = time.perf_counter()
+        start = time.process_time()
         fn(given)
-        return time.perf_counter() - start
+        return time.process_time() - start
 
     return sample
 

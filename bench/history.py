@@ -5,8 +5,8 @@ The two lengths of every side are sampled in one interleaved measurement, so the
 side's long run over its short one sees the same machine noise. Each run gets an input of its own
 (langgraph gives its messages ids in place), built before the clock starts: the 1,000 messages
 the bench makes are not the framework's work. Times are CPU time, as the storage thread's are:
-the ratios of a few milliseconds are otherwise what other work on the machine makes them. A side whose per-step work reads
-the whole history grows faster than one whose steps read what they add.
+the ratios of a few milliseconds are otherwise what other work on the machine makes them. A side
+whose per-step work reads the whole history grows faster than one whose steps read what they add.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ answered with ``Command(resume={"decisions": [...]})``.
 
 ``"per_call"``: one interrupt per reviewed call, raised in ``wrap_tool_call`` as the call starts;
 its value is a :class:`ToolApprovalRequest`, answered with one decision keyed by the interrupt's
-id, ``Command(resume={interrupt.id: decision})`` (see ``_hitl_per_call``).
+id, ``Command(resume={interrupt.id: decision})`` (see ``_hitl.per_call``).
 
 - Each call is a task of its own, so parallel calls pause together, one interrupt each, and a
   resume runs again only the tasks that paused: a call answered or not reviewed never runs twice.
@@ -58,7 +58,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Annotated, Any, cast
 
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
@@ -72,7 +72,7 @@ from graphagent._core.history import pending_tool_calls
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._hitl_checks import (
+from graphagent.middleware._hitl.checks import (
     OWNER,
     EditRules,
     as_json_schema,
@@ -84,7 +84,13 @@ from graphagent.middleware._hitl_checks import (
     unwrapped,
     warn_without_checkpointer,
 )
-from graphagent.middleware._hitl_per_call import (
+from graphagent.middleware._hitl.outcome import (
+    DECISION_SOURCE as DECISION_SOURCE,
+    answer,
+    last_ai_message,
+    outcome,
+)
+from graphagent.middleware._hitl.per_call import (
     DEFAULT_EDIT_NOTICE,
     DecidedCalls,
     DecisionShapes,
@@ -92,7 +98,7 @@ from graphagent.middleware._hitl_per_call import (
     still_open,
     with_notice,
 )
-from graphagent.middleware._hitl_types import (
+from graphagent.middleware._hitl.types import (
     Action,
     ActionRequest,
     ApproveDecision,
@@ -235,7 +241,7 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         if not reviews:
             return None
         decisions = self._ask(reviews)
-        return _outcome(_last_ai_message(state["messages"]), reviews, decisions)
+        return outcome(last_ai_message(state["messages"]), reviews, decisions)
 
     def _gated(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> bool:
         config = self.interrupt_on.get(call["name"])
@@ -330,7 +336,7 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             edited = decision["edited_action"]
             result = await mode.call(handler, edited_request(request, edited))
             return with_notice(result, request.tool_call["id"], edited, self.edit_notice)
-        return _answer(request.tool_call, decision)
+        return answer(request.tool_call, decision)
 
     def _decision(self, request: ToolCallRequest) -> Decision | None:
         """The reviewer's decision about this call; ``None`` for a call that is not reviewed."""
@@ -374,61 +380,6 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             exc.add_note(still_open(call))
             raise
         return decision
-
-
-DECISION_SOURCE = "hitl_interrupt_decision"
-"""The ``lc_source`` of the ``ToolMessage`` that answers a rejected or responded call."""
-
-
-def _last_ai_message(messages: Sequence[Any]) -> AIMessage:
-    return next(m for m in reversed(messages) if isinstance(m, AIMessage))
-
-
-def _outcome(
-    message: AIMessage, reviews: list[Review], decisions: list[Decision]
-) -> dict[str, Any]:
-    """The state update that carries out the decisions."""
-    replaced: dict[str | None, ToolCall] = {}
-    answers: list[ToolMessage] = []
-    chosen: dict[str, DecisionType] = {}
-    for review, decision in zip(reviews, decisions, strict=True):
-        call = review.call
-        chosen[call["id"] or ""] = decision["type"]
-        if decision["type"] == "edit":
-            edited = decision["edited_action"]
-            replaced[call["id"]] = {**call, "name": edited["name"], "args": dict(edited["args"])}
-        elif decision["type"] != "approve":
-            answers.append(_answer(call, decision))
-    messages: list[Any] = answers
-    if replaced:
-        calls = [replaced.get(c["id"], c) for c in message.tool_calls]
-        messages = [message.model_copy(update={"tool_calls": calls}), *answers]
-    return {"messages": messages, "hitl_decisions": chosen}
-
-
-def _answer(call: ToolCall, decision: RejectDecision | RespondDecision) -> ToolMessage:
-    """What the model reads in place of the tool's result, in LangChain's words, marked with
-    LangChain's notification metadata: the harness wrote it, in answer to a review."""
-    name, reason = call["name"], decision.get("message")
-    if decision["type"] == "respond":
-        content, status = decision["message"], "success"
-    elif reason:
-        content, status = f"User rejected the tool call for `{name}` with reason: {reason}", "error"
-    else:
-        content = (
-            f"User rejected the tool call for `{name}` with id {call['id']}. The tool was not "
-            "executed. Do not retry this tool call unless the user explicitly requests it."
-        )
-        status = "error"
-    # What langchain-core's add_notification_metadata writes (it has it from 1.7.2 on).
-    notification = {"lc_source": DECISION_SOURCE, "lc_data": {"decision": decision["type"]}}
-    return ToolMessage(
-        content=content,
-        tool_call_id=call["id"] or "",
-        name=name,
-        status=status,
-        additional_kwargs=notification,
-    )
 
 
 def _runtime_tools(request: ToolCallRequest) -> Sequence[BaseTool] | None:

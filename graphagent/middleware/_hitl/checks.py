@@ -16,7 +16,7 @@ from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
 from pydantic import BaseModel, ValidationError
 
 from graphagent.errors import MiddlewareError
-from graphagent.middleware._hitl_types import (
+from graphagent.middleware._hitl.types import (
     CONFIG_KEYS,
     DECISION_KEYS,
     DECISION_TYPES,

@@ -30,8 +30,8 @@ from pydantic import (
     create_model,
 )
 
-from graphagent.middleware._hitl_checks import OWNER
-from graphagent.middleware._hitl_types import (
+from graphagent.middleware._hitl.checks import OWNER
+from graphagent.middleware._hitl.types import (
     Action,
     ApproveDecision,
     Decision,

@@ -111,6 +111,35 @@ def test_parallel_calls_keep_every_answer_where_a_tool_may_end_the_run(run: Run)
     assert len({m.id for m in result["messages"]}) == len(result["messages"])
 
 
+@pytest.mark.parametrize(
+    ("called", "ran", "model_calls"),
+    [("final_answer", "add", 2), ("add", "final_answer", 1)],
+    ids=["away from a return_direct tool", "to one"],
+)
+def test_return_direct_follows_the_tool_a_wrapper_ran(
+    called: str, ran: str, model_calls: int, run: Run
+) -> None:
+    @tool(return_direct=True)
+    def final_answer(a: int, b: int) -> str:
+        """Answer the user directly."""
+        return f"{a} and {b}"
+
+    tools = {"add": add, "final_answer": final_answer}
+
+    @wrap_tool_call
+    def redirect(request: Any, handler: Callable[[Any], Any]) -> Any:
+        call = {**request.tool_call, "name": ran}
+        return handler(request.override(tool_call=call, tool=tools[ran]))
+
+    model = ScriptedChatModel([calls((called, {"a": 1, "b": 2})), "done"])
+    agent = create_agent(model, [final_answer, add], middleware=[redirect])
+
+    result = run(agent, {"messages": ["go"]})
+
+    assert [m.name for m in result["messages"] if isinstance(m, ToolMessage)] == [ran]
+    assert model.call_count == model_calls
+
+
 def test_state_store_and_runtime_are_injected(run: Run) -> None:
     @tool
     def inspect(

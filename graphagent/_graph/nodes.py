@@ -239,10 +239,18 @@ def _gave_structured_response(messages: list[Any]) -> bool:
 
 
 def _called_any(messages: list[Any], names: frozenset[str]) -> bool:
-    """Whether the last AI message called one of ``names``. Every parallel tool task sees the same
-    AI message, so they all route alike."""
-    message = _last_ai(messages)
-    return message is not None and any(call["name"] in names for call in message.tool_calls)
+    """Whether a call of the last AI message ran one of ``names``: the tool named by the call's
+    answer, when it names one (a reviewer's edit may have run another tool than the model
+    called), else the call's own. Every parallel tool task sees the same messages, so they all
+    route alike."""
+    ran: dict[str, str] = {}
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            calls = message.tool_calls
+            return any(ran.get(call["id"] or "", call["name"]) in names for call in calls)
+        if isinstance(message, ToolMessage) and message.name:
+            ran[message.tool_call_id] = message.name
+    return False
 
 
 def _tool_sends(state: Any) -> list[Send]:

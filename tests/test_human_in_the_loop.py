@@ -127,13 +127,13 @@ def test_one_interrupt_carries_every_gated_call_of_the_turn(how: str) -> None:
                 "name": "send_email",
                 "args": {"to": "ann@example.com", "body": "hi"},
                 "description": "Tool execution requires approval\n\nTool: send_email\n"
-                'Arguments: {"to": "ann@example.com", "body": "hi"}',
+                "Args: {'to': 'ann@example.com', 'body': 'hi'}",
             },
             {
                 "name": "delete_file",
                 "args": {"path": "/report"},
                 "description": "Tool execution requires approval\n\nTool: delete_file\n"
-                'Arguments: {"path": "/report"}',
+                "Args: {'path': '/report'}",
             },
         ],
         "review_configs": [
@@ -191,7 +191,7 @@ def test_descriptions_fixed_written_per_call_and_by_prefix(how_call: str) -> Non
     assert [r["description"] for r in request["action_requests"]] == [
         "Mail goes out.",
         "Delete /report?",
-        'Please check\n\nTool: read_file\nArguments: {"path": "/notes"}',
+        "Please check\n\nTool: read_file\nArgs: {'path': '/notes'}",
     ]
     assert seen == [("c-delete", 2, True)]
 
@@ -242,9 +242,11 @@ def test_when_reviews_only_the_calls_it_picks(how_call: str) -> None:
         ("c-delete", "error"),
         ("c-tmp", "success"),
     ]
+    # As in LangChain: the call, no tool, and a runtime of the hook's (its tools not given).
     first = requests[0]
-    assert first.tool is delete_file
+    assert (first.tool, first.runtime.tools) == (None, [])
     assert first.runtime.tool_call_id == "c-tmp"
+    assert first.runtime.config["configurable"]["thread_id"] == "review"
     assert first.state["messages"][-1].tool_calls[0]["id"] == "c-tmp"
 
 
@@ -283,7 +285,13 @@ def test_approve_runs_the_call_once_after_the_decision(how: str) -> None:
     assert model.call_count == 2
 
 
-def test_edit_runs_the_reviewers_call_and_the_history_shows_it(how: str) -> None:
+NOTICE = (
+    "A human reviewer changed this tool call before it ran, on purpose: your message shows the "
+    "call as you made it, not as it ran. Do not make your original call again."
+)
+
+
+def test_edit_runs_the_reviewers_call_and_its_result_says_so(how: str) -> None:
     agent, model = reviewed_agent()
 
     pause(agent, how)
@@ -291,17 +299,17 @@ def test_edit_runs_the_reviewers_call_and_the_history_shows_it(how: str) -> None
 
     assert RAN == ["send_email(bob@example.com, hello)"]
     ai = [m for m in result["messages"] if isinstance(m, AIMessage)]
-    assert len(ai) == 2  # replaced in place, not appended
-    assert ai[0].tool_calls == [
-        {
-            "name": "send_email",
-            "args": {"to": "bob@example.com", "body": "hello"},
-            "id": "c-email",
-            "type": "tool_call",
-        }
+    assert len(ai) == 2
+    assert ai[0].tool_calls == [EMAIL]  # the model's message keeps the call it made
+    assert answers(result) == [
+        (
+            "c-email",
+            "success",
+            f'{NOTICE} Executed instead: send_email with arguments {{"to": "bob@example.com", '
+            '"body": "hello"}.\n\nTool response:\nsent to bob@example.com',
+        )
     ]
-    assert model.calls[1].messages[1].tool_calls == ai[0].tool_calls
-    assert answers(result) == [("c-email", "success", "sent to bob@example.com")]
+    assert model.calls[1].messages[-1].content == answers(result)[0][2]
 
 
 def test_edit_may_switch_to_another_tool(how_call: str) -> None:
@@ -311,8 +319,40 @@ def test_edit_may_switch_to_another_tool(how_call: str) -> None:
     result = resume(agent, how_call, edit("read_file", path="/report"))
 
     assert RAN == ["read_file(/report)"]
-    assert result["messages"][1].tool_calls[0]["name"] == "read_file"
-    assert answers(result) == [("c-delete", "success", "contents of /report")]
+    assert result["messages"][1].tool_calls == [DELETE]
+    [answer] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert (answer.tool_call_id, answer.name) == ("c-delete", "read_file")
+    assert answer.content.startswith(f"{NOTICE} Executed instead: read_file with arguments")
+    assert answer.content.endswith("\n\nTool response:\ncontents of /report")
+
+
+@tool(return_direct=True)
+def publish(path: str) -> str:
+    """Publish a file; its result ends the run."""
+    RAN.append(f"publish({path})")
+    return f"published {path}"
+
+
+@pytest.mark.parametrize(
+    ("called", "ran", "model_turns"),
+    [("publish", "read_file", 2), ("read_file", "publish", 1)],
+    ids=["to a tool that does not end the run", "to one that does"],
+)
+def test_an_edit_to_another_tool_routes_on_the_tool_that_ran(
+    called: str, ran: str, model_turns: int, how_call: str
+) -> None:
+    call = tool_call(called, {"path": "/report"}, id="c-1")
+    model = ScriptedChatModel([calls(call), "done"])
+    hitl = HumanInTheLoopMiddleware({called: True})
+    agent = create_agent(
+        model, [publish, read_file], middleware=[hitl], checkpointer=InMemorySaver()
+    )
+
+    pause(agent, how_call)
+    resume(agent, how_call, edit(ran, path="/report"))
+
+    assert [r.split("(")[0] for r in RAN] == [ran]
+    assert model.call_count == model_turns
 
 
 def test_reject_never_runs_the_call_and_tells_the_model_why(how: str) -> None:
@@ -370,11 +410,7 @@ def test_mixed_decisions_for_parallel_calls(how: str) -> None:
         ("c-email", "success"),
         ("c-read", "success"),
     ]
-    assert [(c["id"], c["args"]) for c in result["messages"][1].tool_calls] == [
-        ("c-email", {"to": "bob@example.com", "body": "hi"}),
-        ("c-read", {"path": "/notes"}),
-        ("c-delete", {"path": "/report"}),
-    ]
+    assert result["messages"][1].tool_calls == [EMAIL, READ, DELETE]
     assert model.call_count == 2
 
 
@@ -418,11 +454,6 @@ BAD_ANSWERS: dict[str, tuple[Any, int | None, str]] = {
     "edit with bad args": ([edit("send_email", to=3), approve()], 0, "to: Input should be"),
     "respond without text": ([{"type": "respond"}, approve()], 0, "without a 'message' str"),
     "reject with bad reason": ([{"type": "reject", "message": 42}, approve()], 0, "message=42"),
-    "edit with an argument the tool lacks": (
-        [edit("send_email", to="bob@example.com", body="hi", cc="eve@example.com"), approve()],
-        0,
-        "cc: not an argument of this tool",
-    ),
     "unknown key in a decision": (
         [{"type": "approve", "mesage": "go ahead"}, approve()],
         0,
@@ -911,14 +942,53 @@ def test_batched_is_the_default_mode_and_an_unknown_one_is_refused() -> None:
         HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode="each")  # type: ignore[arg-type]
 
 
-def test_a_batched_edit_needs_no_notice_the_history_shows_it(how_call: str) -> None:
-    agent, _ = reviewed_agent(edit_notice="Edited.")
+@pytest.mark.parametrize(
+    ("notice", "content"),
+    [
+        (
+            "Edited.",
+            'Edited. Executed instead: send_email with arguments {"to": "bob@example.com", '
+            '"body": "hi"}.\n\nTool response:\nsent to bob@example.com',
+        ),
+        (None, "sent to bob@example.com"),
+    ],
+    ids=["a notice of ones own", "none"],
+)
+def test_edit_notice_opens_a_batched_edits_result(
+    notice: str | None, content: str, how_call: str
+) -> None:
+    agent, _ = reviewed_agent(edit_notice=notice)
     pause(agent, how_call)
 
     result = resume(agent, how_call, edit("send_email", to="bob@example.com", body="hi"))
 
-    assert answers(result) == [("c-email", "success", "sent to bob@example.com")]
-    assert result["messages"][1].tool_calls[0]["args"]["to"] == "bob@example.com"
+    assert answers(result) == [("c-email", "success", content)]
+    assert result["messages"][1].tool_calls == [EMAIL]
+
+
+def test_an_edit_may_carry_an_argument_the_tool_does_not_declare(how_call: str) -> None:
+    agent, _ = reviewed_agent()
+    pause(agent, how_call)
+
+    extra = edit("send_email", to="bob@example.com", body="hi", cc="eve@example.com")
+    result = resume(agent, how_call, extra)
+
+    assert RAN == ["send_email(bob@example.com, hi)"]  # the tool ignores `cc`
+    assert answers(result)[0][2].endswith("Tool response:\nsent to bob@example.com")
+
+
+def test_a_later_turn_runs_its_own_call_though_it_reuses_an_edited_calls_id(
+    how_call: str,
+) -> None:
+    again = tool_call("read_file", {"path": "/notes"}, id="c-email")  # the id the edit had
+    agent, _ = reviewed_agent(calls(EMAIL), calls(again), "done")
+    pause(agent, how_call)
+
+    result = resume(agent, how_call, edit("send_email", to="bob@example.com", body="hi"))
+
+    assert RAN == ["send_email(bob@example.com, hi)", "read_file(/notes)"]
+    assert answers(result)[-1] == ("c-email", "success", "contents of /notes")
+    assert agent.get_state(THREAD).values["hitl_edited_tool_calls"] == {}
 
 
 def test_true_allows_every_decision_and_configs_are_kept() -> None:

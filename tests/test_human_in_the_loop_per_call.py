@@ -468,14 +468,14 @@ def test_a_run_without_a_checkpointer_ends_at_its_first_review(
     assert RAN == []
 
 
-@pytest.mark.parametrize(
-    ("mode", "node", "layer"), [("batched", True, False), ("per_call", False, True)]
-)
-def test_each_mode_adds_only_the_hook_it_reviews_in(mode: Any, node: bool, layer: bool) -> None:
+@pytest.mark.parametrize(("mode", "node"), [("batched", True), ("per_call", False)])
+def test_each_mode_adds_the_hooks_it_uses(mode: Any, node: bool) -> None:
+    """Per call, the review is the tool layer alone; batched, it is the after_model node, and
+    the tool layer runs the calls a reviewer edited."""
     review = HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode=mode)
     agent = create_agent(
         ScriptedChatModel([]), [send_email], middleware=[review], checkpointer=InMemorySaver()
     )
 
     assert ("HumanInTheLoopMiddleware.after_model" in agent.get_graph().nodes) is node
-    assert [h.middleware for h in agent.plan.hooks["wrap_tool_call"]] == ([review] if layer else [])
+    assert [h.middleware for h in agent.plan.hooks["wrap_tool_call"]] == [review]

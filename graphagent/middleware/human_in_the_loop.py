@@ -3,7 +3,7 @@
 A reviewer decides about each call of the tools named in ``interrupt_on``:
 
 - ``approve``: the call runs as the model made it;
-- ``edit``: the call runs with the reviewer's arguments (and, batched, maybe another tool);
+- ``edit``: the reviewer's call runs instead (batched, maybe of another tool);
 - ``reject``: the call never runs; an error ``ToolMessage`` with the reviewer's reason answers it;
 - ``respond``: the call never runs; the reviewer's text answers it as the tool's result.
 
@@ -16,11 +16,10 @@ answered with ``Command(resume={"decisions": [...]})``.
 - The review is an ``after_model`` node. On resume langgraph runs that node again from its start:
   the request is rebuilt (so ``description`` callables and ``when`` predicates run again and
   must give the same answer) and ``interrupt`` returns the reviewer's answer. Nothing else runs
-  twice: the model call finished before the pause, and tools run once, after the decision. So no
-  ``wrap_model_call`` or ``wrap_tool_call`` layer is ever paused mid-call; a tool wrapper can
-  tell a reviewed call by ``request.state["hitl_decisions"][call_id]``.
-- An edit replaces the model's call in its AI message (same message id), so the history shows
-  the call that ran.
+  twice: the model call finished before the pause, and tools run once, after the decision.
+- As in LangChain, the AI message keeps the model's calls; an edited call's replacement goes to
+  the private state field ``hitl_edited_tool_calls``, and this middleware's ``wrap_tool_call``
+  runs it in place of the model's call, its result opening with ``edit_notice``.
 - Rejected and responded calls are answered by a ``ToolMessage``. The core only ever runs
   pending (unanswered) calls, so neither a later ``jump_to="tools"`` nor a retrying wrapper can
   run them.
@@ -35,8 +34,7 @@ id, ``Command(resume={interrupt.id: decision})`` (see ``_hitl.per_call``).
   langgraph's ``GraphInterrupt`` (control flow: no retry, no error), and run again on resume. The
   layers listed after it, and the tool, run only once decided. A layer outside that calls its
   handler again for the same call (a retry) gets the decision already taken.
-- An edit keeps the tool and changes the arguments; the AI message keeps the model's call, and
-  the result opens with ``edit_notice`` naming the call that ran ("Executed instead: ...").
+- An edit keeps the tool and changes the arguments.
 
 In both modes the answer is checked as the interrupt's ``response_schema``, which langgraph
 validates before saving a resume value: an invalid answer raises :class:`InvalidDecisionError`
@@ -44,21 +42,21 @@ validates before saving a resume value: an invalid answer raises :class:`Invalid
 saved, and the same review can be answered again. A rejected or responded call is answered in
 LangChain's words, with its notification metadata (``lc_source: "hitl_interrupt_decision"``).
 The interrupt needs a checkpointer: the agent's own, or a parent graph's when the agent runs as
-a subgraph.
-``before_agent`` checks that one is in the run's config, so a missing one fails the first
-invocation before anything happens, not the resume.
+a subgraph; a review reached without one says so on the ``graphagent`` logger.
+
+The class lives in this module, not in ``_hitl``, because it looks up ``interrupt`` and
+``get_config`` here: code written for LangChain replaces them in this module to call a hook by
+hand, and ``interrupt`` is then called with the request alone, as LangChain calls it.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from types import MappingProxyType
 from typing import Annotated, Any, cast
 
 from langchain_core.messages import ToolCall
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
@@ -72,17 +70,18 @@ from graphagent._core.history import pending_tool_calls
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._hitl.checks import (
-    OWNER,
+from graphagent.middleware._hitl.answers import (
     EditRules,
     as_json_schema,
-    checked_mode,
     checked_response,
-    checked_text,
-    resolved_interrupt_on,
     response_json_schema,
     unwrapped,
-    warn_without_checkpointer,
+)
+from graphagent.middleware._hitl.edits import (
+    DEFAULT_EDIT_NOTICE,
+    apply_edit,
+    recorded_edit,
+    with_notice,
 )
 from graphagent.middleware._hitl.outcome import (
     DECISION_SOURCE as DECISION_SOURCE,
@@ -90,15 +89,17 @@ from graphagent.middleware._hitl.outcome import (
     last_ai_message,
     outcome,
 )
-from graphagent.middleware._hitl.per_call import (
-    DEFAULT_EDIT_NOTICE,
-    DecidedCalls,
-    DecisionShapes,
-    edited_request,
-    still_open,
-    with_notice,
+from graphagent.middleware._hitl.per_call import DecidedCalls, DecisionShapes, still_open
+from graphagent.middleware._hitl.settings import (
+    OWNER,
+    checked_agent,
+    checked_mode,
+    checked_text,
+    resolved_interrupt_on,
+    warn_without_checkpointer,
 )
 from graphagent.middleware._hitl.types import (
+    EDITS_KEY,
     Action,
     ActionRequest,
     ApproveDecision,
@@ -119,8 +120,6 @@ from graphagent.middleware._hitl.types import (
 )
 from graphagent.middleware.base import AgentFacts, ToolResult, running_agent
 from graphagent.state import ResponseT
-
-_log = logging.getLogger("graphagent")
 
 __all__ = [
     "Action",
@@ -164,10 +163,9 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             ``graphagent`` logger.
         description_prefix: The start of the default text shown to the reviewer for a call,
             followed by the tool's name and arguments.
-        edit_notice: With ``"per_call"``, the text that opens the result of a call a reviewer
-            edited, followed by the call that ran (the model's message keeps the call it
-            made); ``None`` adds nothing. Batched edits replace the call in the model's message
-            instead, so they need no notice.
+        edit_notice: The text that opens the result of a call a reviewer edited, followed by
+            the call that ran (the model's message keeps the call it made); ``None`` adds
+            nothing.
         interrupt_mode: ``"batched"`` (one interrupt per model turn) or ``"per_call"`` (one
             interrupt per reviewed call, each with the ``response_schema`` of its tool). With
             ``"per_call"``, list this middleware before retry or error-handling middleware that
@@ -191,14 +189,13 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         interrupt_mode: InterruptMode = "batched",
     ) -> None:
         self.interrupt_mode: InterruptMode = checked_mode(interrupt_mode)
-        # Each mode reviews in its own hook; the other one would be a node or layer doing nothing.
-        unused = "after_model" if self.interrupt_mode == "per_call" else "wrap_tool_call"
-        self._unused_hooks = frozenset({unused})
+        # Per call, the review is in wrap_tool_call; batched, that layer runs the edited calls.
+        self._unused_hooks = frozenset({"after_model"} if self.interrupt_mode == "per_call" else ())
         self.description_prefix: str = checked_text("description_prefix", description_prefix)
         self.edit_notice: str | None = checked_text("edit_notice", edit_notice, optional=True)
         self.interrupt_on: dict[str, InterruptOnConfig] = resolved_interrupt_on(interrupt_on)
         self._named = tuple(interrupt_on)
-        self._tools: Mapping[str, BaseTool] = MappingProxyType({})
+        self._tools: Mapping[str, BaseTool] | None = None
         self._shapes = DecisionShapes()
         self._decided = DecidedCalls()
 
@@ -206,67 +203,38 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         """The agent must be able to persist a paused run; tools of ``interrupt_on`` the agent
         does not run are noted on the ``graphagent`` logger (one table may serve several
         agents, as in LangChain)."""
-        if agent.checkpointing_disabled:
-            raise MiddlewareError(
-                f"{OWNER} needs a checkpointer to resume a review, but the agent was built with "
-                "checkpointer=False; pass a checkpointer (or leave it None under a parent graph "
-                "that has one)."
-            )
-        tools = {tool.name: tool for tool in agent.tools}
-        unknown = [name for name in self._named if name not in tools]
-        if unknown:
-            provider = sorted(set(unknown) & agent.tool_names)
-            note = (
-                f"; {provider} run at the model provider and cannot be reviewed" if provider else ""
-            )
-            _log.info(
-                "%s: interrupt_on names %s, which this agent does not run, so they are never "
-                "reviewed here (its tools are %s%s)",
-                OWNER,
-                unknown,
-                sorted(tools),
-                note,
-            )
-        self._tools = MappingProxyType(tools)
+        self._tools = checked_agent(agent, self._named)
 
     def after_model(
         self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """Put this turn's gated calls to the reviewer in one interrupt, then apply the answer
         (batched mode; with ``"per_call"`` each call is reviewed as it starts)."""
+        if self.interrupt_mode == "per_call":
+            return None
         pending = pending_tool_calls(state["messages"])
         reviews = [
             self._review(c, state, runtime) for c in pending if self._gated(c, state, runtime)
         ]
         if not reviews:
-            return None
+            # An earlier turn's edits must not apply to a call that reuses one of their ids.
+            return {EDITS_KEY: {}} if state.get(EDITS_KEY) else None
         decisions = self._ask(reviews)
         return outcome(last_ai_message(state["messages"]), reviews, decisions)
+
+    async def aafter_model(
+        self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """:meth:`after_model`, which waits on nothing: it builds the request and reads the
+        answer langgraph saved."""
+        return self.after_model(state, runtime)
 
     def _gated(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> bool:
         config = self.interrupt_on.get(call["name"])
         if config is None:
             return False
         when = config.get("when")
-        return when is None or bool(when(self._tool_request(call, state, runtime)))
-
-    def _tool_request(
-        self, call: ToolCall, state: Any, runtime: Runtime[ContextT]
-    ) -> ToolCallRequest:
-        """The request the call will become in the tools node, for ``when`` predicates."""
-        tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
-            state=state,
-            context=runtime.context,
-            config=get_config(),
-            stream_writer=runtime.stream_writer,
-            tool_call_id=call["id"],
-            store=runtime.store,
-            tools=list(self._agent_tools().values()),
-            execution_info=runtime.execution_info,
-            server_info=runtime.server_info,
-        )
-        tool = self._agent_tools().get(call["name"])
-        return ToolCallRequest(tool_call=call, tool=tool, state=state, runtime=tool_runtime)
+        return when is None or bool(when(_when_request(call, state, runtime, _run_config())))
 
     def _describe(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> str:
         """The text shown to the reviewer for ``call``."""
@@ -275,8 +243,7 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             return described(call, state, runtime)
         if described is not None:
             return described
-        args = json.dumps(call["args"], ensure_ascii=False, default=str)
-        return f"{self.description_prefix}\n\nTool: {call['name']}\nArguments: {args}"
+        return f"{self.description_prefix}\n\nTool: {call['name']}\nArgs: {call['args']}"
 
     def _review(self, call: ToolCall, state: Any, runtime: Runtime[ContextT]) -> Review:
         name, config = call["name"], self.interrupt_on[call["name"]]
@@ -289,13 +256,16 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             review["args_schema"] = shown
         return Review(call, action, review)
 
-    def _edit_rules(self, tools: Sequence[BaseTool] | None = None) -> EditRules:
-        return EditRules(self.interrupt_on, self._agent_tools(tools))
+    def _edit_rules(self) -> EditRules:
+        return EditRules(self.interrupt_on, self._agent_tools())
 
-    def _agent_tools(self, tools: Sequence[BaseTool] | None = None) -> Mapping[str, BaseTool]:
+    def _agent_tools(
+        self, tools: Sequence[BaseTool] | None = None
+    ) -> Mapping[str, BaseTool] | None:
         """The tools of the agent this review runs in: ``tools`` (a tool call's runtime has
-        them), or those of the agent whose hook is running. One instance may serve several
-        agents; the tools ``validate_agent`` saw are only the last agent's."""
+        them), or those of the agent whose hook is running; ``None`` outside any agent. One
+        instance may serve several agents; the tools ``validate_agent`` saw are only the last
+        agent's."""
         if tools is None:
             facts = running_agent()
             tools = facts.tools if facts is not None else None
@@ -306,37 +276,49 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             action_requests=[r.action for r in reviews],
             review_configs=[r.review for r in reviews],
         )
-        # langgraph validates a resume value against `response_schema` before saving it, so an
-        # answer our check refuses leaves the interrupt open for a corrected one.
-        checked = Annotated[
-            Any,
-            PlainValidator(partial(checked_response, reviews, self._edit_rules())),
-            WithJsonSchema(response_json_schema(reviews)),
-        ]
-        warn_without_checkpointer([r.action["name"] for r in reviews])
-        try:
-            response = interrupt(request, response_schema=cast("type[HITLResponse]", checked))
-        except ValidationError as exc:
-            raise unwrapped(exc) from None
-        return response["decisions"]
-
-    # -- interrupt_mode="per_call" ---------------------------------------------------------------
+        rules, config = self._edit_rules(), _run_config()
+        if config is None:
+            # A hook called by hand, outside any run, with `interrupt` replaced: nothing is saved,
+            # so there is nothing to check before saving. Ask as LangChain does; check below.
+            response = interrupt(request)
+        else:
+            # langgraph validates a resume value against `response_schema` before saving it, so
+            # an answer our check refuses leaves the interrupt open for a corrected one.
+            checked = Annotated[
+                Any,
+                PlainValidator(partial(checked_response, reviews, rules)),
+                WithJsonSchema(response_json_schema(reviews)),
+            ]
+            warn_without_checkpointer(config, [r.action["name"] for r in reviews])
+            try:
+                response = interrupt(request, response_schema=cast("type[HITLResponse]", checked))
+            except ValidationError as exc:
+                raise unwrapped(exc) from None
+        return checked_response(reviews, rules, response)["decisions"]
 
     async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
     ) -> ToolResult:
-        """With ``"per_call"``, put a reviewed call to the reviewer as it starts and carry out
-        the decision; other calls run as they are."""
-        decision = self._decision(request)
-        result: ToolResult
-        if decision is None or decision["type"] == "approve":
-            result = await mode.call(handler, request)
+        """Run the reviewer's call in place of an edited one, its result opening with
+        ``edit_notice``; with ``"per_call"``, first put a reviewed call to the reviewer as it
+        starts, answering it in place when rejected or responded."""
+        edited: Action | None
+        if self.interrupt_mode == "per_call":
+            decision = self._decision(request)
+            if decision is not None and decision["type"] in ("reject", "respond"):
+                return answer(request.tool_call, decision)
+            edited = decision["edited_action"] if decision and decision["type"] == "edit" else None
+        else:
+            edited = recorded_edit(request)
+        if edited is None:
+            result: ToolResult = await mode.call(handler, request)
             return result
-        if decision["type"] == "edit":
-            edited = decision["edited_action"]
-            result = await mode.call(handler, edited_request(request, edited))
-            return with_notice(result, request.tool_call["id"], edited, self.edit_notice)
-        return answer(request.tool_call, decision)
+        tools = self._agent_tools(_runtime_tools(request))
+        request = apply_edit(request, edited, list(tools.values()) if tools is not None else None)
+        result = await mode.call(handler, request)
+        return with_notice(result, request.tool_call["id"], edited, self.edit_notice)
+
+    # -- interrupt_mode="per_call" ---------------------------------------------------------------
 
     def _decision(self, request: ToolCallRequest) -> Decision | None:
         """The reviewer's decision about this call; ``None`` for a call that is not reviewed."""
@@ -367,19 +349,45 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
             # As in batched mode, a description function gets the graph's runtime.
             description=self._describe(call, state, get_runtime()),
         )
-        tools = self._agent_tools(_runtime_tools(request))
+        tools = self._agent_tools(_runtime_tools(request)) or {}
         tool = request.tool or tools.get(call["name"])
         # langgraph validates the answer against `response_schema` before saving it. It marks
         # the ValidationError of an answer that does not fit as an invalid resume, which no
         # layer around this one takes for a tool failure, so the review stays open.
         shape = self._shapes.get(allowed, call["name"], tool)
-        warn_without_checkpointer([call["name"]])
+        warn_without_checkpointer(get_config(), [call["name"]])
         try:
             decision: Decision = interrupt(value, response_schema=cast("type[Decision]", shape))
         except ValidationError as exc:
             exc.add_note(still_open(call))
             raise
         return decision
+
+
+def _run_config() -> RunnableConfig | None:
+    """The config of the run the hook is part of; ``None`` for a hook called outside any run."""
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
+
+
+def _when_request(
+    call: ToolCall, state: Any, runtime: Runtime[Any], config: RunnableConfig | None
+) -> ToolCallRequest:
+    """What a ``when`` predicate gets in batched mode, as in LangChain: the call, no tool, and a
+    ``ToolRuntime`` with the hook's context, store, writer and run facts (no tools)."""
+    tool_runtime: ToolRuntime[Any, Any] = ToolRuntime(
+        state=state,
+        context=runtime.context,
+        config=config or {},
+        stream_writer=runtime.stream_writer,
+        tool_call_id=call["id"],
+        store=runtime.store,
+        execution_info=runtime.execution_info,
+        server_info=runtime.server_info,
+    )
+    return ToolCallRequest(tool_call=call, tool=None, state=state, runtime=tool_runtime)
 
 
 def _runtime_tools(request: ToolCallRequest) -> Sequence[BaseTool] | None:

@@ -260,14 +260,16 @@ def test_each_decision_in_each_mode_and_its_notification_metadata(
     assert message.text.endswith(content)
     if answered:
         assert message.text == content
-    if mode == "per_call":  # a batched edit shows the call that ran in the AI message instead
-        assert ("Executed instead: send_email" in message.text) == (decision["type"] == "edit")
+    # In both modes the model's message keeps the call it made.
+    [model_call] = next(m for m in final["messages"] if isinstance(m, AIMessage)).tool_calls
+    assert model_call == EMAIL
+    # Only an edit tells the model that a reviewer replaced the call, in both modes.
+    assert ("Executed instead: send_email" in message.text) == (decision["type"] == "edit")
 
 
-def test_edit_notice_none_adds_nothing(how_call: str) -> None:
-    hitl = HumanInTheLoopMiddleware(
-        {"send_email": True}, interrupt_mode="per_call", edit_notice=None
-    )
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_edit_notice_none_adds_nothing(mode: Any, how_call: str) -> None:
+    hitl = HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode=mode, edit_notice=None)
     agent = create_agent(
         ScriptedChatModel([calls(EMAIL), "done"]),
         [send_email],
@@ -276,7 +278,7 @@ def test_edit_notice_none_adds_nothing(how_call: str) -> None:
     )
     [paused] = start(agent, how_call)
 
-    final = answer(agent, how_call, {paused.id: EDIT_TO_BOB})
+    final = answer(agent, how_call, {paused.id: as_answer(mode, EDIT_TO_BOB)})
 
     assert results(final)["call_email"].text == "sent to bob"
 
@@ -472,13 +474,14 @@ def test_a_retried_tool_is_not_reviewed_again(how_call: str) -> None:
     assert results(final)["call_email"].text == "sent to alice"
 
 
-def test_an_edit_may_carry_an_argument_the_tool_does_not_declare(how_call: str) -> None:
-    agent = per_call_agent([EMAIL], {"send_email": True})
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+def test_an_edit_may_carry_an_argument_the_tool_does_not_declare(mode: str, how_call: str) -> None:
+    agent = reviewed_agent(mode)
     [paused] = start(agent, how_call)
     args = {"to": "bob", "subject": "hi"}
     edit = {"type": "edit", "edited_action": {"name": "send_email", "args": args}}
 
-    final = answer(agent, how_call, {paused.id: edit})
+    final = answer(agent, how_call, {paused.id: as_answer(mode, edit)})
 
     assert RAN == ["send_email(to=bob, cc=None)"]  # the tool ignores `subject`
     assert results(final)["call_email"].text.endswith("\n\nTool response:\nsent to bob")

@@ -9,6 +9,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 
 from graphagent.middleware._hitl.types import (
+    EDITS_KEY,
+    Action,
     Decision,
     DecisionType,
     RejectDecision,
@@ -25,23 +27,24 @@ def last_ai_message(messages: Sequence[Any]) -> AIMessage:
 
 
 def outcome(message: AIMessage, reviews: list[Review], decisions: list[Decision]) -> dict[str, Any]:
-    """The state update that carries out the decisions."""
-    replaced: dict[str | None, ToolCall] = {}
+    """The state update that carries out the decisions, as LangChain writes it: the model's AI
+    message as it is (every call kept, so each answer follows the call it answers), a
+    ``ToolMessage`` for each rejected or responded call, and the reviewer's call for each edited
+    one, which the tools step runs in its place. Edits are written even when there are none, so
+    an earlier review's cannot apply to this turn."""
     answers: list[ToolMessage] = []
+    edits: dict[str, Action] = {}
     chosen: dict[str, DecisionType] = {}
     for review, decision in zip(reviews, decisions, strict=True):
         call = review.call
         chosen[call["id"] or ""] = decision["type"]
         if decision["type"] == "edit":
             edited = decision["edited_action"]
-            replaced[call["id"]] = {**call, "name": edited["name"], "args": dict(edited["args"])}
+            if call["id"]:
+                edits[call["id"]] = Action(name=edited["name"], args=dict(edited["args"]))
         elif decision["type"] != "approve":
             answers.append(answer(call, decision))
-    messages: list[Any] = answers
-    if replaced:
-        calls = [replaced.get(c["id"], c) for c in message.tool_calls]
-        messages = [message.model_copy(update={"tool_calls": calls}), *answers]
-    return {"messages": messages, "hitl_decisions": chosen}
+    return {"messages": [message, *answers], EDITS_KEY: edits, "hitl_decisions": chosen}
 
 
 def answer(call: ToolCall, decision: RejectDecision | RespondDecision) -> ToolMessage:

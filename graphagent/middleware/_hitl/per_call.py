@@ -1,6 +1,6 @@
 """``HumanInTheLoopMiddleware(interrupt_mode="per_call")``'s parts: the interrupt's
-``response_schema`` (which also checks the answer), an edit applied and announced to the model,
-and the decisions already taken in the tool-node task running now.
+``response_schema`` (which also checks the answer) and the decisions already taken in the
+tool-node task running now.
 
 A per-call review is asked inside the ``wrap_tool_call`` onion, as the call starts. Each tool
 call is a LangGraph task of its own (one ``Send`` per call), so parallel calls pause with one
@@ -10,14 +10,12 @@ or whose answers were saved, do not run twice.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Union, cast
+from typing import Annotated, Any, Literal, Union
 
-from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import (
@@ -30,22 +28,14 @@ from pydantic import (
     create_model,
 )
 
-from graphagent.middleware._hitl.checks import OWNER
+from graphagent.middleware._hitl.settings import OWNER
 from graphagent.middleware._hitl.types import (
-    Action,
     ApproveDecision,
     Decision,
     DecisionType,
     RejectDecision,
     RespondDecision,
 )
-from graphagent.middleware.base import ToolResult
-
-DEFAULT_EDIT_NOTICE = (
-    "A human reviewer changed this tool call before it ran, on purpose: your message shows the "
-    "call as you made it, not as it ran. Do not make your original call again."
-)
-"""What the model reads before the result of a call a reviewer edited (``edit_notice``)."""
 
 
 def still_open(call: ToolCall) -> str:
@@ -127,55 +117,6 @@ def _edit_type(name: str, tool: BaseTool | None) -> type[BaseModel]:
         "EditDecision", type=(edit_type, ...), edited_action=(action, ...)
     )
     return edit
-
-
-# -- what runs -------------------------------------------------------------------------------------
-
-
-def edited_request(request: ToolCallRequest, edited: Action) -> ToolCallRequest:
-    """``request`` with the reviewer's arguments (the tool stays the same)."""
-    return request.override(tool_call={**request.tool_call, "args": dict(edited["args"])})
-
-
-def with_notice(
-    result: ToolResult, call_id: str | None, edited: Action, notice: str | None
-) -> ToolResult:
-    """``result`` of an edited call, its ``ToolMessage`` opening with ``notice`` and the call
-    that ran: the model's message still shows the call it made."""
-    if not notice:
-        return result
-    # The connecting words are LangChain's, so agents and tests written for it read the same.
-    text = (
-        f"{notice} Executed instead: {edited['name']} with arguments "
-        f"{json.dumps(edited['args'], ensure_ascii=False, default=str)}."
-    )
-    if isinstance(result, ToolMessage):
-        return _noticed(result, text)
-    update = result.update
-    messages = update.get("messages") if isinstance(update, dict) else None
-    if not isinstance(messages, list):
-        return result
-    noticed = [
-        _noticed(m, text) if isinstance(m, ToolMessage) and m.tool_call_id == call_id else m
-        for m in messages
-    ]
-    return dataclasses.replace(
-        result, update={**cast("dict[str, Any]", update), "messages": noticed}
-    )
-
-
-def _noticed(message: ToolMessage, text: str) -> ToolMessage:
-    content = message.content
-    if not content:
-        return message.model_copy(update={"content": text})
-    lead = f"{text}\n\nTool response:"
-    if isinstance(content, str):
-        return message.model_copy(update={"content": f"{lead}\n{content}"})
-    # Keep the blocks' shape: some providers refuse a list mixing strings and blocks.
-    block: Any = (
-        lead if all(isinstance(b, str) for b in content) else {"type": "text", "text": lead}
-    )
-    return message.model_copy(update={"content": [block, *content]})
 
 
 # -- decisions already taken -----------------------------------------------------------------------

@@ -158,7 +158,9 @@ class InterruptOnConfig(TypedDict):
     args_schema: NotRequired[dict[str, Any] | type[BaseModel]]
     """A JSON schema or pydantic model that edited arguments must also satisfy."""
     when: NotRequired[Callable[[ToolCallRequest], bool]]
-    """Review only the calls for which this returns True (it must answer alike on resume)."""
+    """Review only the calls for which this returns True (it must answer alike on resume).
+    Batched, it gets the call with no tool and a ``ToolRuntime`` made from the hook's runtime
+    (no tools); per call, the tools step's own request."""
 
 
 CONFIG_KEYS = frozenset(InterruptOnConfig.__annotations__)
@@ -170,13 +172,22 @@ def _merge_decisions(
     return {**(current or {}), **update}
 
 
+EDITS_KEY = "hitl_edited_tool_calls"
+"""The state field holding the calls a batched review edited (LangChain's name for it)."""
+
+
 class HumanInTheLoopState(AgentState[ResponseT]):
-    """The agent state with the decision made for each reviewed tool call, by call id."""
+    """The agent state with the decision made for each reviewed tool call, by call id, and the
+    calls the last batched review edited."""
 
     hitl_decisions: NotRequired[
         Annotated[dict[str, DecisionType], _merge_decisions, PrivateStateAttr]
     ]
     """The decision made for each reviewed call, by tool call id (private)."""
+    hitl_edited_tool_calls: NotRequired[Annotated[dict[str, Action], PrivateStateAttr]]
+    """The reviewer's call for each call the last batched review edited, by tool call id
+    (private): the tools step runs it in place of the model's. Each review replaces it, and a
+    turn with nothing to review empties it."""
 
 
 class InvalidDecisionError(ResumeError):

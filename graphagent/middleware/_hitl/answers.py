@@ -1,35 +1,27 @@
-"""``HumanInTheLoopMiddleware``'s checks: its settings when built, the checkpointer when a run
-starts, and a reviewer's answer (decisions, edited arguments) when a run resumes."""
+"""A reviewer's answer to a batched review, checked before langgraph saves it: the decisions,
+an edit's tool and arguments; and the shape of the answer, published with the interrupt."""
 
 from __future__ import annotations
 
 import difflib
-import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, TypeGuard, cast
+from typing import Any
 
+from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
-from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from graphagent.errors import MiddlewareError
+from graphagent.middleware._hitl.settings import OWNER, is_model
 from graphagent.middleware._hitl.types import (
-    CONFIG_KEYS,
     DECISION_KEYS,
     DECISION_TYPES,
-    INTERRUPT_MODES,
     HITLResponse,
-    InterruptMode,
     InterruptOnConfig,
     InvalidDecisionError,
     Review,
 )
-
-OWNER = "HumanInTheLoopMiddleware"
-_log = logging.getLogger("graphagent")
 
 _STILL_OPEN = "Nothing ran; the review is still open, so resume again with corrected decisions."
 _ONE_DECISION = (
@@ -38,122 +30,19 @@ _ONE_DECISION = (
 )
 
 
-def checked_mode(interrupt_mode: Any) -> InterruptMode:
-    """``interrupt_mode``, if it is one of the modes."""
-    if interrupt_mode not in INTERRUPT_MODES:
-        modes = " or ".join(map(repr, INTERRUPT_MODES))
-        raise MiddlewareError(
-            f"`interrupt_mode` must be {modes}, got {interrupt_mode!r}. {OWNER}: 'batched' "
-            "pauses once per model turn for all its reviewed calls, 'per_call' once per "
-            "reviewed call."
-        )
-    return cast("InterruptMode", interrupt_mode)
-
-
-def checked_text(name: str, value: Any, *, optional: bool = False) -> Any:
-    """``value``, if it is a str (or ``None`` when ``optional``)."""
-    if isinstance(value, str) or (optional and value is None):
-        return value
-    kind = "a str or None" if optional else "a str"
-    raise MiddlewareError(f"{OWNER}: {name} must be {kind}, got {value!r}.")
-
-
-def resolved_interrupt_on(interrupt_on: Any) -> dict[str, InterruptOnConfig]:
-    """The reviewed tools and their checked settings; ``True`` allows every decision."""
-    if not isinstance(interrupt_on, Mapping):
-        raise MiddlewareError(
-            f"{OWNER}: interrupt_on must map tool names to True, False or an "
-            f"InterruptOnConfig, got {interrupt_on!r}."
-        )
-    resolved: dict[str, InterruptOnConfig] = {}
-    for name, setting in interrupt_on.items():
-        if setting is True:
-            resolved[name] = InterruptOnConfig(allowed_decisions=list(DECISION_TYPES))
-        elif isinstance(setting, Mapping):
-            resolved[name] = _checked_config(name, setting)
-        elif setting is not False:
-            raise MiddlewareError(
-                f"{OWNER}: interrupt_on['{name}'] is {setting!r}; use True, False or "
-                "InterruptOnConfig(allowed_decisions=[...])."
-            )
-    return resolved
-
-
-def _is_model(value: Any) -> TypeGuard[type[BaseModel]]:
-    return isinstance(value, type) and issubclass(value, BaseModel)
-
-
-def _is_schema(value: Any) -> bool:
-    return isinstance(value, dict) or _is_model(value)
-
-
-_OPTIONAL_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
-    (
-        "description",
-        lambda v: isinstance(v, str) or callable(v),
-        "a str or a function (tool_call, state, runtime) -> str",
-    ),
-    ("args_schema", _is_schema, "a JSON schema dict or a pydantic model"),
-    ("when", callable, "a function (request) -> bool"),
-)
-
-
-def _checked_config(name: str, config: Mapping[str, Any]) -> InterruptOnConfig:
-    where = f"{OWNER}: interrupt_on['{name}']"
-    unknown = sorted(set(config) - CONFIG_KEYS)
-    allowed = config.get("allowed_decisions")
-    if not isinstance(allowed, list | tuple) or not allowed:
-        misspelt = f" (unknown key(s) {unknown}; the keys are {sorted(CONFIG_KEYS)})"
-        raise MiddlewareError(
-            f"Invalid `interrupt_on` config for tool '{name}': `allowed_decisions` must be a "
-            "non-empty list of decision types (e.g. ['approve', 'reject']). "
-            f"{where} has allowed_decisions={allowed!r}{misspelt if unknown else ''}; draw it "
-            f"from {list(DECISION_TYPES)}."
-        )
-    if unknown:
-        raise MiddlewareError(
-            f"{where} has unknown key(s) {unknown}; the keys are {sorted(CONFIG_KEYS)}."
-        )
-    wrong = [d for d in allowed if d not in DECISION_TYPES]
-    if wrong:
-        raise MiddlewareError(
-            f"{where} allows unknown decision(s) {wrong}; the decisions are {list(DECISION_TYPES)}."
-        )
-    for key, fits, hint in _OPTIONAL_CHECKS:
-        value = config.get(key)
-        if value is not None and not fits(value):
-            raise MiddlewareError(f"{where} has {key}={value!r}; use {hint}.")
-    return cast("InterruptOnConfig", dict(config, allowed_decisions=list(dict.fromkeys(allowed))))
-
-
-def warn_without_checkpointer(tools: Sequence[str]) -> None:
-    """Before a review pauses a run, say so on the ``graphagent`` logger if nothing can resume
-    it: the run then ends with the interrupt, as in LangChain, and stays unfinished."""
-    # langgraph puts the saver a run persists to in the config of every task: the graph's own,
-    # or the one a parent graph lends its subgraphs. Without one an interrupt can never resume.
-    if get_config().get(CONF, {}).get(CONFIG_KEY_CHECKPOINTER) is not None:
-        return
-    _log.warning(
-        "%s: a review of %s pauses this run, which has no checkpointer, so it cannot be "
-        "resumed: the run ends with the interrupt and Command(resume=...) cannot carry it on. "
-        "Pass create_agent(..., checkpointer=InMemorySaver()) (or another saver), or run the "
-        "agent inside a graph compiled with one.",
-        OWNER,
-        ", ".join(tools),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class EditRules:
-    """What an edited action may name (the agent's tools) and what its arguments must fit."""
+    """What an edited action may name (the agent's tools) and what its arguments must fit.
+    ``tools`` is ``None`` when the middleware runs outside an agent (its hook called by hand):
+    an edit's tool and the tool's schema are then unknown, and only ``args_schema`` applies."""
 
     interrupt_on: Mapping[str, InterruptOnConfig]
-    tools: Mapping[str, BaseTool]
+    tools: Mapping[str, BaseTool] | None
 
     def schemas(self, name: str) -> list[Any]:
         """What an edit of ``name`` must satisfy: the configured schema, then the tool's own."""
         config = self.interrupt_on.get(name)
-        tool = self.tools.get(name)
+        tool = self.tools.get(name) if self.tools is not None else None
         schemas = [config and config.get("args_schema"), tool and tool.tool_call_schema]
         return [schema for schema in schemas if schema]
 
@@ -169,13 +58,13 @@ class EditRules:
             return (
                 f"is 'edit' with edited_action={edited!r}; it must be {{'name': str, 'args': dict}}"
             )
-        if name not in self.tools:
+        if self.tools is not None and name not in self.tools:
             known = sorted(self.tools)
             return (
                 f"edits the call to '{name}', which the agent does not run; its tools are {known}"
             )
+        # Arguments the tool does not declare pass: it ignores them, as it would from the model.
         problems = [p for schema in self.schemas(name) for p in _args_problems(schema, args)]
-        problems += [f"{key}: {_NOT_AN_ARGUMENT}" for key in _dropped_args(self.tools[name], args)]
         problems = list(dict.fromkeys(problems))
         if problems:
             return f"edits '{name}' with invalid arguments {dict(args)!r}: {'; '.join(problems)}"
@@ -226,12 +115,17 @@ def _langchain_words(review: Review, decision: Any, edits: EditRules) -> str:
         )
     action = decision.get("edited_action")
     name = action.get("name") if kind == "edit" and isinstance(action, Mapping) else None
-    if isinstance(name, str) and name not in edits.tools:
-        return (
-            f"Reviewer edited tool call {call['id']!r} to {name!r}, which is not an available "
-            f"tool. Available tools: {', '.join(sorted(edits.tools))}. "
-        )
+    if isinstance(name, str) and edits.tools is not None and name not in edits.tools:
+        return f"{unavailable_tool(call, name, edits.tools)} "
     return ""
+
+
+def unavailable_tool(call: ToolCall, name: str, tools: Iterable[str]) -> str:
+    """LangChain's words for an edit that names a tool the agent does not have."""
+    return (
+        f"Reviewer edited tool call {call['id']!r} to {name!r}, which is not an available "
+        f"tool. Available tools: {', '.join(sorted(tools))}."
+    )
 
 
 def decision_problem(allowed: Sequence[str], decision: Any, edits: EditRules) -> str | None:
@@ -319,7 +213,7 @@ def response_json_schema(reviews: Sequence[Review]) -> dict[str, Any]:
 
 def as_json_schema(schema: Any) -> dict[str, Any] | None:
     """``schema`` as a JSON schema a reviewer can read; ``None`` if it is neither kind."""
-    if _is_model(schema):
+    if is_model(schema):
         return schema.model_json_schema()
     return schema if isinstance(schema, dict) else None
 
@@ -327,20 +221,11 @@ def as_json_schema(schema: Any) -> dict[str, Any] | None:
 _NOT_AN_ARGUMENT = "not an argument of this tool"
 
 
-def _dropped_args(tool: BaseTool, args: Mapping[str, Any]) -> list[str]:
-    """Arguments the tool would silently drop: pydantic ignores keys its model does not declare
-    (unless the model allows extra keys). Injected arguments are the agent's to give."""
-    model, offered = tool.args_schema, tool.tool_call_schema
-    if not (_is_model(model) and _is_model(offered)) or model.model_config.get("extra") == "allow":
-        return []
-    return [key for key in args if key not in offered.model_fields]
-
-
 def _args_problems(schema: Any, args: Mapping[str, Any]) -> list[str]:
     """Why ``args`` do not fit ``schema`` (a pydantic model or a JSON schema); [] if they do."""
     if isinstance(schema, dict):
         return _json_schema_problems(schema, args)
-    if not _is_model(schema):
+    if not is_model(schema):
         return []
     try:
         schema.model_validate(dict(args))

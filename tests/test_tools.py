@@ -111,6 +111,40 @@ def test_parallel_calls_keep_every_answer_where_a_tool_may_end_the_run(run: Run)
     assert len({m.id for m in result["messages"]}) == len(result["messages"])
 
 
+def test_a_turn_that_also_ran_another_tool_goes_back_to_the_model(run: Run) -> None:
+    @tool(return_direct=True)
+    def final_answer(text: str) -> str:
+        """Answer the user directly."""
+        return text.upper()
+
+    model = ScriptedChatModel(
+        [calls(("final_answer", {"text": "early"}), ("add", {"a": 1, "b": 2})), "3, then done"]
+    )
+    agent = create_agent(model, [final_answer, add])
+
+    result = run(agent, {"messages": ["go"]})
+
+    assert model.call_count == 2, "the model reads the other tool's result, as in LangChain"
+    assert result["messages"][-1].content == "3, then done"
+
+
+def test_parallel_calls_of_return_direct_tools_alone_end_the_run(run: Run) -> None:
+    @tool(return_direct=True)
+    def final_answer(text: str) -> str:
+        """Answer the user directly."""
+        return text.upper()
+
+    model = ScriptedChatModel(
+        [calls(("final_answer", {"text": "one"}), ("final_answer", {"text": "two"}))]
+    )
+    agent = create_agent(model, [final_answer, add])
+
+    result = run(agent, {"messages": ["go"]})
+
+    assert model.call_count == 1
+    assert [m.content for m in result["messages"][-2:]] == ["ONE", "TWO"]
+
+
 @pytest.mark.parametrize(
     ("called", "ran", "model_calls"),
     [("final_answer", "add", 2), ("add", "final_answer", 1)],

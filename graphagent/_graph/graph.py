@@ -67,7 +67,7 @@ def build_graph(
             ),
             trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
-    return_direct = frozenset(t.name for t in plan.tools if t.return_direct)
+    return_direct = {t.name: bool(t.return_direct) for t in plan.tools}
     for source, route in plan.routes.items():
         # As LangChain draws it: a node routes (a dashed edge) when it may jump, even to where
         # it goes anyway, and so do the tools.

@@ -180,7 +180,7 @@ def _check_jump(hook: Hook, route: Route, target: Any) -> None:
         )
 
 
-def router(source: str, route: Route, return_direct: frozenset[str]) -> RunnableCallable:
+def router(source: str, route: Route, return_direct: Mapping[str, bool]) -> RunnableCallable:
     """Pick the next node: a jump the source node returned, the tools, or the default.
 
     Sync only, so async runs call it inline: given as a plain function, langgraph would run it
@@ -223,10 +223,11 @@ def _last_ai(messages: list[Any]) -> AIMessage | None:
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
 
 
-def _ends_run(messages: list[Any], return_direct: frozenset[str]) -> bool:
-    """Whether the tools' turn ends the run: it called a ``return_direct`` tool, or the model gave
-    the structured response beside the calls that just ran (as in LangChain, they run first)."""
-    return _called_any(messages, return_direct) or _gave_structured_response(messages)
+def _ends_run(messages: list[Any], return_direct: Mapping[str, bool]) -> bool:
+    """Whether the tools' turn ends the run: every tool it ran is ``return_direct``, or the model
+    gave the structured response beside the calls that just ran (as in LangChain, they run
+    first)."""
+    return _ran_only_direct(messages, return_direct) or _gave_structured_response(messages)
 
 
 def _gave_structured_response(messages: list[Any]) -> bool:
@@ -238,17 +239,19 @@ def _gave_structured_response(messages: list[Any]) -> bool:
     return False
 
 
-def _called_any(messages: list[Any], names: frozenset[str]) -> bool:
-    """Whether a call of the last AI message ran one of ``names``: the tool named by the call's
-    answer, when it names one (a reviewer's edit may have run another tool than the model
-    called), else the call's own. Every parallel tool task sees the same messages, so they all
-    route alike."""
+def _ran_only_direct(messages: list[Any], return_direct: Mapping[str, bool]) -> bool:
+    """Whether the agent's tools that the last AI message's calls ran are all ``return_direct``
+    (and there was one), as in LangChain: a turn that also ran another tool goes back to the
+    model, which reads its result. A call ran the tool its answer names, when that is one of the
+    agent's (a reviewer's edit may have run another tool than the model called), else the tool
+    it names itself. Every parallel tool task sees the same messages, so they all route alike."""
     ran: dict[str, str] = {}
     for message in reversed(messages):
         if isinstance(message, AIMessage):
-            calls = message.tool_calls
-            return any(ran.get(call["id"] or "", call["name"]) in names for call in calls)
-        if isinstance(message, ToolMessage) and message.name:
+            names = [ran.get(call["id"] or "", call["name"]) for call in message.tool_calls]
+            executed = [name for name in names if name in return_direct]
+            return bool(executed) and all(return_direct[name] for name in executed)
+        if isinstance(message, ToolMessage) and message.name and message.name in return_direct:
             ran[message.tool_call_id] = message.name
     return False
 

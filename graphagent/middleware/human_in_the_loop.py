@@ -118,7 +118,7 @@ from graphagent.middleware._hitl.types import (
     ReviewConfig,
     ToolApprovalRequest,
 )
-from graphagent.middleware.base import AgentFacts, ToolResult, running_agent
+from graphagent.middleware.base import AgentFacts, StateT, ToolResult, running_agent
 from graphagent.state import ResponseT
 
 __all__ = [
@@ -143,7 +143,7 @@ __all__ = [
 
 
 @refuse_unknown_arguments
-class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], ContextT, ResponseT]):
+class HumanInTheLoopMiddleware(ToolCallCore[StateT, ContextT, ResponseT]):
     """Pause the agent before calls of the tools in ``interrupt_on`` run, so a person can
     approve, edit, reject or answer them.
 
@@ -205,25 +205,24 @@ class HumanInTheLoopMiddleware(ToolCallCore[HumanInTheLoopState[ResponseT], Cont
         agents, as in LangChain)."""
         self._tools = checked_agent(agent, self._named)
 
-    def after_model(
-        self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
-    ) -> dict[str, Any] | None:
+    def after_model(self, state: StateT, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
         """Put this turn's gated calls to the reviewer in one interrupt, then apply the answer
         (batched mode; with ``"per_call"`` each call is reviewed as it starts)."""
         if self.interrupt_mode == "per_call":
             return None
-        pending = pending_tool_calls(state["messages"])
+        values = cast("HumanInTheLoopState[Any]", state)
+        pending = pending_tool_calls(values["messages"])
         reviews = [
-            self._review(c, state, runtime) for c in pending if self._gated(c, state, runtime)
+            self._review(c, values, runtime) for c in pending if self._gated(c, values, runtime)
         ]
         if not reviews:
             # An earlier turn's edits must not apply to a call that reuses one of their ids.
-            return {EDITS_KEY: {}} if state.get(EDITS_KEY) else None
+            return {EDITS_KEY: {}} if values.get(EDITS_KEY) else None
         decisions = self._ask(reviews)
-        return outcome(last_ai_message(state["messages"]), reviews, decisions)
+        return outcome(last_ai_message(values["messages"]), reviews, decisions)
 
     async def aafter_model(
-        self, state: HumanInTheLoopState[ResponseT], runtime: Runtime[ContextT]
+        self, state: StateT, runtime: Runtime[ContextT]
     ) -> dict[str, Any] | None:
         """:meth:`after_model`, which waits on nothing: it builds the request and reads the
         answer langgraph saved."""

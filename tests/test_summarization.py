@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graphagent import create_agent
 from graphagent.errors import MiddlewareError
+from graphagent.middleware import summarization
 from graphagent.middleware.summarization import (
     DEFAULT_SUMMARY_PROMPT,
     SUMMARY_HEADER,
@@ -27,7 +29,6 @@ from graphagent.middleware.summarization import (
     SummarizationMiddleware,
     TriggerClause,
 )
-from graphagent.models import MissingIntegrationError, ModelSpec
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.conftest import Run, run_agent
 
@@ -365,6 +366,7 @@ def test_the_async_hook_writes_the_summary_with_ainvoke() -> None:
     writer = SyncBrokenModel([SUMMARY])
     main = ScriptedChatModel(["ok"])
     middleware = SummarizationMiddleware(writer, trigger=("messages", 6), keep=("messages", 2))
+    middleware._summary_model.wait_exponential_jitter = False  # type: ignore[attr-defined]
     agent = create_agent(main, [], middleware=[middleware])
 
     result = asyncio.run(agent.ainvoke({"messages": points_history()}))
@@ -402,41 +404,45 @@ def test_the_summary_call_is_not_streamed(asynchronous: bool) -> None:
     assert all(not isinstance(chunk, AIMessageChunk) for chunk in updates)
 
 
-def test_a_model_id_is_built_once_on_first_use(
+def test_a_model_id_is_built_with_init_chat_model_when_the_middleware_is(
     how_call: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built: list[str] = []
     writer = summarizer()
 
-    def fake_load(spec: ModelSpec) -> ScriptedChatModel:
-        built.append(str(spec))
+    def fake_init(model: str) -> ScriptedChatModel:
+        built.append(model)
         return writer
 
-    monkeypatch.setattr(ModelSpec, "load", fake_load)
+    monkeypatch.setattr(summarization, "init_chat_model", fake_init)
     middleware = SummarizationMiddleware(
         "openai:gpt-4o-mini", trigger=("messages", 6), keep=("messages", 2)
     )
-    agent = create_agent(ScriptedChatModel(["a", "b"]), [], middleware=[middleware])
-    assert built == []
-
-    run_agent(agent, how_call, {"messages": points_history()[:5]})
-    assert built == []  # below the trigger: the model is not needed
-    run_agent(agent, how_call, {"messages": points_history()})
     assert built == ["openai:gpt-4o-mini"]
-    assert writer.call_count == 1
     assert middleware.model is writer
+
+    agent = create_agent(ScriptedChatModel(["a", "b"]), [], middleware=[middleware])
+    run_agent(agent, how_call, {"messages": points_history()})
+    assert writer.call_count == 1
     assert built == ["openai:gpt-4o-mini"]
 
 
-def test_a_fraction_with_a_model_id_without_a_window_fails_on_first_use(
-    how_call: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(ModelSpec, "load", lambda spec: summarizer())
-    middleware = SummarizationMiddleware("openai:gpt-4o-mini", trigger=("fraction", 0.5))
-    agent = create_agent(ScriptedChatModel(["a"]), [], middleware=[middleware])
+def test_a_summarizer_id_is_built_with_init_chat_model_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = summarizer()
+    monkeypatch.setattr(summarization, "init_chat_model", lambda model: writer)
+    middleware = SummarizationMiddleware(ScriptedChatModel([]), summarizer="openai:gpt-4o-mini")
 
+    assert middleware.summarizer is None  # a chat model writes with summary_prompt
+    assert middleware._create_summary([HumanMessage("hi")]) == SUMMARY
+    assert writer.call_count == 1
+
+
+def test_a_fraction_with_a_model_id_without_a_window_fails_when_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(summarization, "init_chat_model", lambda model: summarizer())
     with pytest.raises(MiddlewareError, match="max_input_tokens"):
-        run_agent(agent, how_call, {"messages": points_history()})
+        SummarizationMiddleware("openai:gpt-4o-mini", trigger=("fraction", 0.5))
 
 
 def test_the_public_attributes_keep_what_was_given() -> None:
@@ -470,7 +476,6 @@ def test_the_summary_prompt_asks_for_a_usable_summary() -> None:
         ({"trigger": ("fraction", 1.5)}, "between 0 and 1, got 1.5"),
         ({"trigger": ("tokens",)}, "a \\(kind, amount\\) pair"),
         ({"trigger": "tokens"}, "Unsupported trigger type: <class 'str'>"),
-        ({"trigger": []}, "empty list"),
         ({"trigger": {}}, "empty dict"),
         ({"trigger": {"tokens": 100, "turns": 3}}, "Unsupported trigger metric: 'turns'"),
         ({"trigger": [("messages", 5), {"tokens": -1}]}, "greater than 0, got -1"),
@@ -492,24 +497,26 @@ def test_bad_options_fail_when_built(options: dict[str, Any], complaint: str) ->
     assert "SummarizationMiddleware: " in str(caught.value)
 
 
-@pytest.mark.parametrize(
-    ("model", "complaint"),
-    [
-        (42, "model is int; pass a chat model or a model id"),
-        ("nonsense:model-x", "'nonsense' is no known model provider"),
-    ],
-)
-def test_bad_models_fail_when_built(model: Any, complaint: str) -> None:
-    with pytest.raises(MiddlewareError, match=f"SummarizationMiddleware: .*{complaint}"):
-        SummarizationMiddleware(model, trigger=("messages", 5))
+def test_a_bad_model_fails_when_built() -> None:
+    with pytest.raises(MiddlewareError, match="SummarizationMiddleware: model is int; pass a chat"):
+        SummarizationMiddleware(42, trigger=("messages", 5))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'nonsense' is no known model provider"):
+        SummarizationMiddleware("nonsense:model-x", trigger=("messages", 5))
 
 
-def test_a_model_id_without_its_package_fails_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ModelSpec, "is_installed", lambda self: False)
-    with pytest.raises(
-        MissingIntegrationError, match=r"model='openai:gpt-4o-mini'.*langchain-openai"
-    ):
-        SummarizationMiddleware("openai:gpt-4o-mini", trigger=("messages", 5))
+def test_an_empty_trigger_list_never_summarizes(
+    how_call: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer = summarizer()
+    with caplog.at_level(logging.INFO, logger="graphagent"):
+        middleware = SummarizationMiddleware(writer, trigger=[], token_counter=per_message(10**6))
+    assert "trigger is an empty list, so it never summarizes" in caplog.text
+
+    agent = create_agent(ScriptedChatModel(["done"]), [], middleware=[middleware])
+    result = run_agent(agent, how_call, {"messages": points_history()})
+
+    assert writer.call_count == 0
+    assert len(result["messages"]) == len(points_history()) + 1
 
 
 def test_a_profile_window_allows_fractions() -> None:

@@ -105,5 +105,5 @@ def test_the_summary_is_written_as_before_model_writes_it(asynchronous: bool) ->
 
     assert text == SUMMARY
     assert "q1" in model.calls[0].messages[0].text  # the summary prompt holds the history
-    assert empty == "There is no earlier conversation to summarize."
+    assert empty == "No previous conversation history."  # LangChain's words; no model call
     assert len(model.calls) == 1

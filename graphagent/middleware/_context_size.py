@@ -6,6 +6,7 @@ providers reject a tool answer without its call (and a call without its answer).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypedDict, cast
@@ -45,6 +46,7 @@ TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
 Trigger: TypeAlias = ContextSize | TriggerClause | list[ContextSize | TriggerClause]
 
 _KINDS = ("tokens", "messages", "fraction")
+_log = logging.getLogger("graphagent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,23 +91,23 @@ class CutRule:
         sizes = [size for clause in self.clauses for size in clause] + [self.keep]
         return any(size.kind == "fraction" for size in sizes)
 
-    def cut(
-        self, messages: Sequence[AnyMessage], window: int | None, count: TokenCounter
-    ) -> int | None:
-        """Where the kept messages start, or ``None`` when nothing is to be summarized now."""
-        if not self.triggered(messages, window, count):
-            return None
-        return self.keep_from(messages, window, count) or None
-
     def keep_from(
-        self, messages: Sequence[AnyMessage], window: int | None, count: TokenCounter
+        self,
+        messages: Sequence[AnyMessage],
+        window: int | None,
+        count: TokenCounter,
+        count_part: TokenCounter | None = None,
     ) -> int:
         """Where the messages ``keep`` keeps start, moved so no tool call is parted from its
-        answer; 0 when all of them are kept."""
+        answer; 0 when all of them are kept. ``count`` sizes the whole conversation,
+        ``count_part`` (default: ``count``) the recent parts it tries."""
         if self.keep.kind == "messages":
             cut = len(messages) - int(self.keep.value)
         else:
-            cut = _token_cut(messages, self.keep.in_tokens(window), count)
+            budget = self.keep.in_tokens(window)
+            if count(messages) <= budget:
+                return 0
+            cut = _token_cut(messages, budget, count_part or count)
         return _safe_cut(messages, cut) if cut > 0 else 0
 
     def triggered(
@@ -115,12 +117,12 @@ class CutRule:
         count: TokenCounter,
         tokens: int | None = None,
     ) -> bool:
-        """Whether some clause is reached; ``tokens``: the messages' count, when known."""
+        """Whether some clause is reached; ``tokens``: the messages' count, when known (a
+        provider's reported usage, when it is higher, is passed here by the caller)."""
         if not self.clauses:
             return False
-        counts_tokens = any(s.kind != "messages" for c in self.clauses for s in c)
         if tokens is None:
-            tokens = count(messages) if counts_tokens else 0
+            tokens = count(messages) if self.counts_tokens else 0
 
         def reached(size: _Size) -> bool:
             if size.kind == "messages":
@@ -135,6 +137,20 @@ class CutRule:
         """The trigger as a list of clauses (dicts), any one of which suffices."""
         return [cast(TriggerClause, {s.kind: s.given for s in clause}) for clause in self.clauses]
 
+    def single_sizes(self) -> list[ContextSize]:
+        """The clauses of one size each, as ``(kind, amount)`` pairs (LangChain's older view of
+        a trigger, which has no place for a clause of several sizes)."""
+        return [
+            cast(ContextSize, (clause[0].kind, clause[0].given))
+            for clause in self.clauses
+            if len(clause) == 1
+        ]
+
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether some clause has a token or fraction size, so reaching it needs a count."""
+        return any(size.kind != "messages" for clause in self.clauses for size in clause)
+
 
 def max_input_tokens(model: BaseChatModel) -> int | None:
     """The input window from the model's profile, or ``None`` when it does not say."""
@@ -145,6 +161,38 @@ def max_input_tokens(model: BaseChatModel) -> int | None:
     if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
         return None
     return window
+
+
+# Chat models whose messages name their provider (``response_metadata["model_provider"]``)
+# otherwise than their LangSmith ``ls_provider`` does.
+_PROVIDER_ALIASES: Mapping[str, frozenset[str]] = {
+    "amazon_bedrock": frozenset({"bedrock", "bedrock_converse"}),
+    "openai-mantle": frozenset({"openai"}),
+    "anthropic-mantle": frozenset({"anthropic"}),
+}
+
+
+def reported_tokens(messages: Sequence[AnyMessage], model: object) -> int:
+    """The total tokens the provider reported for the latest AI message, when that message
+    comes from the provider of ``model``; 0 when it does not say."""
+    last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if last is None or last.usage_metadata is None:
+        return 0
+    total = last.usage_metadata.get("total_tokens", 0)
+    provider = last.response_metadata.get("model_provider")
+    if not isinstance(total, int) or not _same_provider(provider, model):
+        return 0
+    return total
+
+
+def _same_provider(provider: object, model: object) -> bool:
+    if not isinstance(provider, str) or not provider:
+        return False
+    try:
+        own = model._get_ls_params().get("ls_provider")  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        return False
+    return isinstance(own, str) and (provider == own or provider in _PROVIDER_ALIASES.get(own, ()))
 
 
 def copied(trigger: Trigger | None) -> Trigger | None:
@@ -239,10 +287,7 @@ def _trigger_clauses(owner: str, trigger: object) -> tuple[_Clause, ...]:
         )
     items = trigger if isinstance(trigger, list) else [trigger]
     if not items:
-        raise MiddlewareError(
-            f"{owner}: trigger is an empty list; give at least one threshold, or None to "
-            "never summarize."
-        )
+        _log.info("%s: trigger is an empty list, so it never summarizes", owner)
     return tuple(_clause(owner, item) for item in items)
 
 

@@ -8,21 +8,26 @@ summarizes as graphagent's middleware would.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.messages import AnyMessage
 
 from graphagent._core.bridge import ASYNC, SYNC, run_sync
 from graphagent.errors import hook_label
-from graphagent.middleware._context_size import CutRule, TriggerClause, max_input_tokens
+from graphagent.middleware._context_size import (
+    ContextSize,
+    CutRule,
+    TriggerClause,
+    max_input_tokens,
+    reported_tokens,
+)
+from graphagent.middleware._summary_text import NOTHING_TO_SUMMARIZE
 
 if TYPE_CHECKING:
     from graphagent._core.bridge import Mode
     from graphagent.middleware._context_size import TokenCounter
-
-_NOTHING_TO_SUMMARIZE = "There is no earlier conversation to summarize."
 
 
 class _Summarizing(Protocol):
@@ -30,6 +35,7 @@ class _Summarizing(Protocol):
 
     _rule: CutRule
     token_counter: TokenCounter
+    _partial_token_counter: TokenCounter
 
     @property
     def name(self) -> str: ...
@@ -48,9 +54,11 @@ class SummaryInternals:
         """The trigger as clauses, any one of which suffices (``[]`` never summarizes)."""
         return self._rule.trigger_clauses()
 
-    def _partial_token_counter(self: _Summarizing, messages: Sequence[AnyMessage]) -> int:
-        """The tokens of part of the conversation, by ``token_counter``."""
-        return self.token_counter(messages)
+    @property
+    def _trigger_conditions(self: _Summarizing) -> list[ContextSize]:
+        """The clauses of one threshold each, as ``(kind, amount)`` pairs: LangChain's older
+        view of the trigger, which leaves out clauses of several thresholds."""
+        return self._rule.single_sizes()
 
     def _get_profile_limits(self: _Summarizing, model: BaseChatModel | None = None) -> int | None:
         """The input window of ``model`` (default: the summary model) from its profile."""
@@ -59,24 +67,25 @@ class SummaryInternals:
     def _should_summarize(
         self: _Summarizing, messages: list[AnyMessage], total_tokens: int
     ) -> bool:
-        """Whether the trigger is reached by ``messages``, which count ``total_tokens``."""
-        return self._rule.triggered(messages, _window(self), self.token_counter, total_tokens)
+        """Whether the trigger is reached by ``messages``, which count ``total_tokens`` (or the
+        usage the model's provider reported for the latest AI message, when that is higher)."""
+        tokens = max(total_tokens, reported_tokens(messages, self.model))
+        return self._rule.triggered(messages, _window(self), self.token_counter, tokens)
 
     def _should_summarize_based_on_reported_tokens(
         self: _Summarizing, messages: list[AnyMessage], threshold: float
     ) -> bool:
         """Whether the provider reported at least ``threshold`` tokens for the last AI message,
-        and that message comes from the summary model's provider."""
-        last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        if last is None or last.usage_metadata is None:
-            return False
-        reported = last.usage_metadata.get("total_tokens", 0)
-        provider = last.response_metadata.get("model_provider")
-        return bool(reported) and reported >= threshold and _same_provider(provider, self.model)
+        and that message comes from the provider of the model."""
+        reported = reported_tokens(messages, self.model)
+        return bool(reported) and reported >= threshold
 
     def _determine_cutoff_index(self: _Summarizing, messages: list[AnyMessage]) -> int:
         """Where the messages ``keep`` keeps start (0: keep them all), whatever the trigger."""
-        return self._rule.keep_from(messages, _window(self), self.token_counter)
+        window = _window(self)
+        return self._rule.keep_from(
+            messages, window, self.token_counter, self._partial_token_counter
+        )
 
     @staticmethod
     def _partition_messages(
@@ -96,26 +105,8 @@ class SummaryInternals:
 
 
 async def _summary(middleware: _Summarizing, mode: Mode, messages: Sequence[AnyMessage]) -> str:
-    return await middleware._write(mode, messages) if messages else _NOTHING_TO_SUMMARIZE
+    return await middleware._write(mode, messages) if messages else NOTHING_TO_SUMMARIZE
 
 
 def _window(middleware: _Summarizing) -> int | None:
     return max_input_tokens(middleware.model) if middleware._rule.needs_window else None
-
-
-def _same_provider(provider: object, model: Any) -> bool:
-    """Whether a message's ``model_provider`` names the provider of ``model``: its LangSmith
-    ``ls_provider`` shares a word with it (``bedrock`` and ``amazon_bedrock``, ``openai`` and
-    ``openai-mantle``)."""
-    if not isinstance(provider, str) or not provider:
-        return False
-    try:
-        params: Mapping[str, Any] = model._get_ls_params()
-    except (AttributeError, TypeError):
-        return False
-    own = params.get("ls_provider")
-    return isinstance(own, str) and bool(_words(own) & _words(provider))
-
-
-def _words(provider: str) -> set[str]:
-    return set(provider.lower().replace("-", "_").split("_")) - {""}

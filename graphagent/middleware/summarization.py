@@ -17,17 +17,14 @@ from __future__ import annotations
 import inspect
 import string
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import langchain_core.exceptions
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage
-from langchain_core.messages.utils import (
-    count_tokens_approximately,
-    get_buffer_string,
-    trim_messages,
-)
+from langchain_core.messages import AnyMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableLambda
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.typing import ContextT
 
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
@@ -46,10 +43,19 @@ from graphagent.middleware._context_size import (
     TriggerClause,
     copied,
     max_input_tokens,
+    reported_tokens,
 )
+from graphagent.middleware._retry import retry_by_default
 from graphagent.middleware._summary_internals import SummaryInternals
+from graphagent.middleware._summary_text import (
+    SUMMARY_HEADER,
+    as_text,
+    shortened,
+    summarized,
+    trimmed,
+)
 from graphagent.middleware.base import AgentMiddleware
-from graphagent.models import ConfigurableChatModel, HelperModel
+from graphagent.models import ConfigurableChatModel, HelperModel, init_chat_model
 from graphagent.state import AgentState, ResponseT
 
 if TYPE_CHECKING:
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
+    "SUMMARY_HEADER",
     "ContextFraction",
     "ContextMessages",
     "ContextSize",
@@ -94,9 +101,6 @@ Reply with the notes only, without an introduction or a closing remark.
 </conversation>"""
 """The default ``summary_prompt``; ``{messages}`` is replaced by the messages to summarize."""
 
-SUMMARY_HEADER = "Here is a summary of the conversation so far:"
-"""The first line of the summary message that replaces the older messages."""
-
 Summarizer: TypeAlias = (
     str
     | BaseChatModel
@@ -112,9 +116,17 @@ and returning the summary text."""
 _DEFAULT_MESSAGES_TO_KEEP = 20
 _DEFAULT_TRIM_TOKEN_LIMIT = 4000
 _DEFAULT_KEEP: ContextMessages = ("messages", _DEFAULT_MESSAGES_TO_KEEP)
-_CHARS_PER_TOKEN = 4  # only to cut a single message too long to trim by whole lines
-_XML_BUFFER = "format" in inspect.signature(get_buffer_string).parameters
 _SUMMARY_CONFIG = internal_call_config("summarize_conversation", "summarization")
+_SCALED_COUNT = (
+    "use_usage_metadata_scaling" in inspect.signature(count_tokens_approximately).parameters
+)
+_ANTHROPIC_CHARS_PER_TOKEN = 3.3  # Claude's tokens are shorter than the default estimate's 4
+# Raised by langchain-core >= 1.3 when a prompt does not fit the model's window.
+_OVERFLOW: tuple[type[Exception], ...] = tuple(
+    error
+    for error in [getattr(langchain_core.exceptions, "ContextOverflowError", None)]
+    if isinstance(error, type)
+)
 
 
 @refuse_unknown_arguments
@@ -172,22 +184,31 @@ class SummarizationMiddleware(
         if messages_to_keep is not None:
             warn_deprecated(owner, "messages_to_keep", "keep=('messages', n)")
             keep = ("messages", messages_to_keep) if keep == _DEFAULT_KEEP else keep
-        self._summarizer = HelperModel(owner, "model", model, check=self._check_profile)
-        self._writer = _checked_summarizer(owner, summarizer)
-        self.summarizer = summarizer
         self._rule = CutRule.parse(owner, trigger, keep)
         self._needs_window = self._rule.needs_window
         self.trigger = copied(trigger)
         self.keep = keep
-        self.token_counter = _checked_callable(owner, "token_counter", token_counter)
         self.summary_prompt = _checked_prompt(owner, summary_prompt)
         self.trim_tokens_to_summarize = _checked_trim(owner, trim_tokens_to_summarize)
-        if isinstance(model, BaseChatModel):
-            self._check_profile(model)
+        built = init_chat_model(model) if isinstance(model, str) else model
+        self._summarizer = HelperModel(owner, "model", built, check=self._check_profile)
+        if isinstance(built, BaseChatModel):
+            self._check_profile(built)
+        # Looked up here, not bound as the default, so a replaced module attribute is honoured.
+        if token_counter is count_tokens_approximately:
+            self.token_counter, self._partial_token_counter = _approximate_counters(built)
+        else:
+            self.token_counter = _checked_callable(owner, "token_counter", token_counter)
+            self._partial_token_counter = token_counter
+        self._writer, self.summarizer = _checked_summarizer(owner, summarizer, self._summarizer)
+        self._summary_chat_model: BaseChatModel = self._writer.model
+        # Three attempts, as LangChain's summary calls make; errors marked final are not retried.
+        self._summary_model: Runnable[Any, Any] = _retrying(self._summary_chat_model)
 
     @property
     def model(self) -> BaseChatModel:
-        """The summary model; reading this builds it from its id if that has not happened yet."""
+        """The model whose window the trigger and ``keep`` measure (and that writes the
+        summaries unless ``summarizer`` does)."""
         return self._summarizer.model
 
     def before_model(
@@ -204,36 +225,48 @@ class SummarizationMiddleware(
 
     async def _summarize(self, mode: Mode, state: AgentState[ResponseT]) -> dict[str, Any] | None:
         messages = state["messages"]
-        cut = self._cut(messages, await self._summarizer.get(mode) if self._needs_window else None)
-        if cut is None:
+        rule = self._rule
+        needs_model = rule.counts_tokens or self._needs_window
+        model = await self._summarizer.get(mode) if needs_model else None
+        window = max_input_tokens(model) if model is not None and self._needs_window else None
+        tokens = None
+        if rule.counts_tokens:
+            tokens = max(self.token_counter(messages), reported_tokens(messages, model))
+        if not rule.triggered(messages, window, self.token_counter, tokens):
             return None
-        return _summarized(await self._write(mode, messages[:cut]), messages[cut:])
-
-    # -- deciding what to summarize ---------------------------------------------------------
-
-    def _cut(self, messages: Sequence[AnyMessage], model: BaseChatModel | None) -> int | None:
-        """Where the kept messages start, or ``None`` when nothing is to be summarized now."""
-        window = max_input_tokens(model) if model is not None else None
-        return self._rule.cut(messages, window, self.token_counter)
+        cut = rule.keep_from(messages, window, self.token_counter, self._partial_token_counter)
+        if cut <= 0:
+            return None
+        return summarized(await self._write(mode, messages[:cut]), messages[cut:])
 
     # -- writing the summary ----------------------------------------------------------------
 
     async def _write(self, mode: Mode, old: Sequence[AnyMessage]) -> str:
         """The summary of ``old`` (its newest part within ``trim_tokens_to_summarize``)."""
-        shown = _trimmed(old, self.trim_tokens_to_summarize, self.token_counter)
-        writer = self._writer
-        if writer is None or isinstance(writer, HelperModel):
-            model = await (writer or self._summarizer).get(mode)
-            prompt = self.summary_prompt.format(messages=_as_text(shown))
-            reply: BaseMessage = await mode.invoke(model, prompt, config=_SUMMARY_CONFIG)
-            return reply.text.strip()
-        summary = await mode.invoke(writer, list(shown), config=_SUMMARY_CONFIG)
-        if not isinstance(summary, str):
-            raise MiddlewareTypeError(
-                f"`summarizer` must return a str, got {type(summary).__name__}. {self.name}: "
-                "return the summary text from the summarizer."
-            )
-        return summary.strip()
+        shown = trimmed(old, self.trim_tokens_to_summarize, self.token_counter)
+        if self.summarizer is not None:
+            summary = await mode.invoke(self.summarizer, list(shown), config=_SUMMARY_CONFIG)
+            if not isinstance(summary, str):
+                raise MiddlewareTypeError(
+                    f"`summarizer` must return a str, got {type(summary).__name__}. "
+                    f"{self.name}: return the summary text from the summarizer."
+                )
+            return summary.strip()
+        await self._writer.get(mode)  # a configurable model's run model, built off the loop
+        text = as_text(shown)
+        try:
+            return await self._ask(mode, text)
+        except _OVERFLOW:
+            window = max_input_tokens(self._summary_chat_model)
+            shorter = shortened(text, self._partial_token_counter, window)
+            if shorter is None:
+                raise
+            return await self._ask(mode, shorter)
+
+    async def _ask(self, mode: Mode, conversation: str) -> str:
+        prompt = self.summary_prompt.format(messages=conversation).rstrip()
+        reply = await mode.invoke(self._summary_model, prompt, config=_SUMMARY_CONFIG)
+        return str(reply.text).strip()
 
     # -- the model --------------------------------------------------------------------------
 
@@ -249,6 +282,35 @@ class SummarizationMiddleware(
             )
 
 
+def _approximate_counters(model: object) -> tuple[TokenCounter, TokenCounter]:
+    """The default counts, as LangChain makes them: the conversation's estimate scaled by the
+    usage its provider reported, and unscaled estimates for parts of it; Anthropic models get
+    shorter tokens."""
+    count = count_tokens_approximately
+    if not _SCALED_COUNT:  # older langchain-core: no scaling to turn on
+        return count, count
+    llm_type = model._llm_type if isinstance(model, BaseChatModel) else ""
+    options: dict[str, Any] = {}
+    if llm_type.startswith("anthropic-chat"):
+        options["chars_per_token"] = _ANTHROPIC_CHARS_PER_TOKEN
+    return (
+        partial(count, use_usage_metadata_scaling=True, **options),
+        partial(count, use_usage_metadata_scaling=False, **options),
+    )
+
+
+def _retrying(model: BaseChatModel) -> Runnable[Any, Any]:
+    with_retry = getattr(model, "with_retry", None)  # a stand-in called like a model may lack it
+    if with_retry is None:
+        return model
+    retried: Runnable[Any, Any] = with_retry(
+        retry_if_exception_type=lambda error: (
+            isinstance(error, Exception) and retry_by_default(error)
+        )
+    )
+    return retried
+
+
 # -- checking the options --------------------------------------------------------------------
 
 
@@ -261,16 +323,21 @@ def _checked_callable(owner: str, parameter: str, value: TokenCounter) -> TokenC
     return value
 
 
-def _checked_summarizer(owner: str, summarizer: object) -> HelperModel | Runnable[Any, Any] | None:
-    """A chat model (or id) prompted like ``model``, or a runnable taking the messages."""
+def _checked_summarizer(
+    owner: str, summarizer: object, model: HelperModel
+) -> tuple[HelperModel, Runnable[Any, Any] | None]:
+    """What writes the summaries: a chat model prompted like ``model`` (``model`` itself when
+    ``summarizer`` is ``None``), or a runnable given the messages."""
     if summarizer is None:
-        return None
-    if isinstance(summarizer, str | BaseChatModel | ConfigurableChatModel):
-        return HelperModel(owner, "summarizer", summarizer)
+        return model, None
+    if isinstance(summarizer, str):
+        summarizer = init_chat_model(summarizer)
+    if isinstance(summarizer, BaseChatModel | ConfigurableChatModel):
+        return HelperModel(owner, "summarizer", summarizer), None
     if isinstance(summarizer, Runnable):
-        return summarizer
+        return model, summarizer
     if callable(summarizer):
-        return RunnableLambda(summarizer)
+        return model, RunnableLambda(summarizer)
     raise MiddlewareTypeError(
         f"{owner}: summarizer must be a chat model, a model id, a Runnable or a function of the "
         f"messages returning the summary text; got {type(summarizer).__name__}."
@@ -306,36 +373,3 @@ def _checked_trim(owner: str, value: object) -> int | None:
             f"None to send all the old messages; got {value!r}."
         )
     return value
-
-
-# -- plain functions over message lists ------------------------------------------------------
-
-
-def _trimmed(
-    messages: Sequence[AnyMessage], max_tokens: int | None, count: TokenCounter
-) -> Sequence[BaseMessage]:
-    """The most recent part of ``messages`` within ``max_tokens`` (all of them for ``None``)."""
-    if max_tokens is None or count(messages) <= max_tokens:
-        return messages
-    kept = trim_messages(
-        messages, max_tokens=max_tokens, token_counter=count, strategy="last", allow_partial=True
-    )
-    if kept:
-        return kept
-    # The last message alone is too long and has no line breaks to cut at: keep its end.
-    last = messages[-1]
-    return [last.model_copy(update={"content": last.text[-max_tokens * _CHARS_PER_TOKEN :]})]
-
-
-def _as_text(messages: Sequence[BaseMessage]) -> str:
-    if _XML_BUFFER:  # tags show tool names and call ids; older langchain-core has prefixes only
-        return get_buffer_string(messages, format="xml")
-    return get_buffer_string(messages)
-
-
-def _summarized(text: str, kept: Sequence[AnyMessage]) -> dict[str, Any]:
-    summary = HumanMessage(
-        content=f"{SUMMARY_HEADER}\n\n{text}",
-        additional_kwargs={"lc_source": "summarization"},
-    )
-    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), summary, *kept]}

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import Runnable
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from graphagent._core.bridge import Mode
 from graphagent._core.internal_calls import internal_call_config
@@ -20,6 +21,18 @@ except ImportError as error:  # langchain-core before 1.8
         "needs langchain_core.decisions, which langchain-core 1.8 added; upgrade it with "
         "`pip install -U 'langchain-core>=1.8'`."
     ) from error
+
+
+def invalid_option(owner: str, option: str, value: object, message: str) -> ValidationError:
+    """The error for a bad ``option``: a ``pydantic.ValidationError`` (also a ``ValueError``),
+    as LangChain's pydantic-checked configuration raises; ``message`` says what is wrong and how
+    to fix it."""
+    detail: InitErrorDetails = {
+        "type": PydanticCustomError("invalid_option", f"{owner}: {message}"),
+        "loc": (option,),
+        "input": value,
+    }
+    return ValidationError.from_exception_data(owner, [detail])
 
 
 def checked_classifier(owner: str, classifier: object) -> Runnable[Any, ClassifierResponse]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NotRequired
 
+from langchain_core._api import beta
 from langchain_core.decisions import Choice, ChoiceAnswer, Content
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -21,10 +22,16 @@ from pydantic import JsonValue
 
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
+from graphagent.errors import hook_label
 from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._decisions import answer_to, checked_classifier, classify
-from graphagent.models import HelperModel
+from graphagent.middleware._decisions import (
+    answer_to,
+    checked_classifier,
+    classify,
+    invalid_option,
+)
+from graphagent.middleware.trace_policy import TracePolicy, omit_payload
+from graphagent.models import HelperModel, init_chat_model
 from graphagent.requests import ModelCallResult, ModelRequest
 from graphagent.state import AgentState, ResponseT
 
@@ -44,8 +51,8 @@ class ModelChoice:
     good for.
 
     Args:
-        model: A chat model, or a model id (``"openai:gpt-4o-mini"``) that the router checks
-            when it is built and builds the first time the route is chosen.
+        model: A chat model, or a model id (``"openai:gpt-4o-mini"``) that the router builds
+            with ``init_chat_model`` when it is built.
         criteria: What tasks to send to this model, as text or any JSON value, for the
             classifier to read.
     """
@@ -69,7 +76,9 @@ class RouterConfig:
 
 
 @refuse_unknown_arguments
-# Not generic, as LangChain's is not (its type parameters are fixed here).
+# Not generic, as LangChain's is not (its type parameters are fixed here). In beta, as LangChain's
+# is: the first one built emits a LangChainBetaWarning.
+@beta(obj_type="middleware")
 class ModelRouterMiddleware(ModelCallCore[ModelRouterState[Any], Any, Any]):
     """Send each run's model calls to the model a decision model picks for the user's request.
 
@@ -87,13 +96,16 @@ class ModelRouterMiddleware(ModelCallCore[ModelRouterState[Any], Any, Any]):
             picks a route.
 
     Raises:
-        MiddlewareError: ``choices`` is empty, not a mapping of names to ``ModelChoice``, or
-            holds an unknown model id; ``instructions`` is not text, a JSON object or an
-            array; ``classifier`` is not a decision model.
+        pydantic.ValidationError: ``choices`` is empty or not a mapping of names to
+            ``ModelChoice``; ``instructions`` is not text, a JSON object or an array.
+        MiddlewareTypeError: ``classifier`` is not a decision model.
+        ValueError: A route's model id names no known provider (from ``init_chat_model``).
         MissingIntegrationError: A route's model id needs a package that is not installed.
     """
 
     state_schema = ModelRouterState
+    trace_policy = TracePolicy(process_inputs=omit_payload)
+    """Hook traces keep their timing but not the inputs (the user's message is classified)."""
 
     def __init__(
         self,
@@ -108,17 +120,16 @@ class ModelRouterMiddleware(ModelCallCore[ModelRouterState[Any], Any, Any]):
             _checked_choices(owner, choices), _checked_content(owner, instructions)
         )
         self.classifier = checked_classifier(owner, classifier)
-        self._models = {
-            route: HelperModel(owner, f"choices[{route!r}].model", choice.model)
+        self.models: dict[str, BaseChatModel] = {
+            route: init_chat_model(choice.model) if isinstance(choice.model, str) else choice.model
             for route, choice in self.config.choices.items()
+        }
+        self._models = {
+            route: HelperModel(owner, f"choices[{route!r}].model", model)
+            for route, model in self.models.items()
         }
         criteria = {route: choice.criteria for route, choice in self.config.choices.items()}
         self._questions = {_QUESTION: Choice(instructions=instructions, criteria=criteria)}
-
-    @property
-    def models(self) -> dict[str, BaseChatModel]:
-        """Each route's model; reading this builds any model given as an id and not built yet."""
-        return {route: model.model for route, model in self._models.items()}
 
     def before_agent(self, state: ModelRouterState[Any], runtime: Runtime[Any]) -> dict[str, Any]:
         """Classify the latest user message and store the answer as ``model_route``."""
@@ -140,7 +151,7 @@ class ModelRouterMiddleware(ModelCallCore[ModelRouterState[Any], Any, Any]):
     async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[Any], handler: Callable[..., Any]
     ) -> ModelCallResult:
-        """Call the model of this run's route (a model id is built off the event loop)."""
+        """Call the model of this run's route (a configurable one is built off the event loop)."""
         model = await self._model_of(_chosen(self.name, request.state)).get(mode)
         result: ModelCallResult = await mode.call(handler, request.override(model=model))
         return result
@@ -180,26 +191,37 @@ def _chosen(owner: str, state: Mapping[str, Any]) -> str:
 
 def _checked_choices(owner: str, choices: object) -> dict[str, ModelChoice]:
     if not isinstance(choices, Mapping) or not choices:
-        raise (MiddlewareError if isinstance(choices, Mapping) else MiddlewareTypeError)(
-            f"{owner}: choices must be a non-empty mapping of route names to ModelChoice, got "
-            f"{choices!r}; e.g. choices={{'fast': ModelChoice(model=..., criteria='Simple "
-            "tasks.')}."
+        raise invalid_option(
+            owner,
+            "choices",
+            choices,
+            "Dictionary should have at least 1 item after validation: choices must be a "
+            "non-empty mapping of route names to ModelChoice; e.g. choices={'fast': "
+            "ModelChoice(model=..., criteria='Simple tasks.')}.",
         )
     for route, choice in choices.items():
         if not isinstance(route, str) or not route:
-            raise MiddlewareTypeError(f"{owner}: the route name {route!r} is not a non-empty str.")
+            raise invalid_option(
+                owner, "choices", choices, f"the route name {route!r} is not a non-empty str."
+            )
         if not isinstance(choice, ModelChoice):
-            raise MiddlewareTypeError(
-                f"{owner}: choices[{route!r}] is {type(choice).__name__}; pass "
-                "ModelChoice(model=..., criteria=...)."
+            raise invalid_option(
+                owner,
+                "choices",
+                choices,
+                f"choices[{route!r}] is {type(choice).__name__}; pass "
+                "ModelChoice(model=..., criteria=...).",
             )
     return dict(choices)
 
 
 def _checked_content(owner: str, instructions: object) -> Content:
     if not isinstance(instructions, str | dict | list):
-        raise MiddlewareTypeError(
-            f"{owner}: instructions is {type(instructions).__name__}; pass text "
-            "(or a JSON object or array) telling the classifier how to pick a route."
+        raise invalid_option(
+            owner,
+            "instructions",
+            instructions,
+            f"instructions is {type(instructions).__name__}; pass text (or a JSON object or "
+            "array) telling the classifier how to pick a route.",
         )
     return instructions

@@ -4,21 +4,25 @@ state as ``model_route``."""
 
 from __future__ import annotations
 
-import asyncio
+import inspect
+import runpy
+import warnings
 from typing import Any
 
 import pytest
+from langchain_core._api import LangChainBetaWarning
 from langchain_core.decisions import Choice, ChoiceAnswer
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command, interrupt
+from pydantic import ValidationError
 
 from graphagent import create_agent
 from graphagent.errors import MiddlewareError, UnknownArgumentError
-from graphagent.middleware import ModelChoice, ModelRouterMiddleware
-from graphagent.models import ModelSpec
+from graphagent.middleware import ModelChoice, ModelRouterMiddleware, model_router
+from graphagent.middleware.trace_policy import omit_payload
 from graphagent.testing import ScriptedChatModel, calls
 from tests.compat.classifiers import (
     ChatBackedClassifier,
@@ -183,7 +187,7 @@ def test_a_failing_classifier_fails_the_run(how_call: str) -> None:
 # -- model ids --------------------------------------------------------------------------------
 
 
-def test_a_model_id_is_built_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_model_id_is_built_when_the_router_is(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     from langchain_openai import ChatOpenAI
 
@@ -217,35 +221,55 @@ def test_a_model_id_answers_the_run(how_call: str, monkeypatch: pytest.MonkeyPat
     assert [r["model"] for r in stub.requests] == ["gpt-test"]
 
 
-def test_a_model_id_is_never_built_on_the_event_loop(
+def test_a_model_id_is_built_once_by_the_modules_init_chat_model(
     how_call: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    built_on_a_loop: list[bool] = []
+    built: list[str] = []
+    model = ScriptedChatModel(["Built."])
 
-    def load(spec: ModelSpec, **kwargs: Any) -> ScriptedChatModel:
-        built_on_a_loop.append(_loop_running())
-        return ScriptedChatModel(["Built."])
+    def fake_init(model_id: str) -> ScriptedChatModel:
+        built.append(model_id)
+        return model
 
-    monkeypatch.setattr(ModelSpec, "load", load)
+    monkeypatch.setattr(model_router, "init_chat_model", fake_init)
     middleware = ModelRouterMiddleware(
         choices={"fast": ModelChoice(model="openai:gpt-4o-mini", criteria="Anything.")},
         instructions=INSTRUCTIONS,
         classifier=answering("fast"),
     )
-    agent = create_agent(ScriptedChatModel([]), middleware=[middleware])
+    assert built == ["openai:gpt-4o-mini"]
+    assert middleware.models == {"fast": model}
 
+    agent = create_agent(ScriptedChatModel([]), middleware=[middleware])
     result = run_agent(agent, how_call, {"messages": [("user", "Hi")]})
 
     assert result["messages"][-1].content == "Built."
-    assert built_on_a_loop == [False]
+    assert built == ["openai:gpt-4o-mini"]
 
 
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+def test_the_first_router_built_warns_that_it_is_in_beta() -> None:
+    # A fresh copy of the module, so that its class has not warned yet.
+    namespace = runpy.run_path(inspect.getfile(ModelRouterMiddleware))
+    fresh_router, fresh_choice = namespace["ModelRouterMiddleware"], namespace["ModelChoice"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LangChainBetaWarning)
+        for _ in range(2):
+            fresh_router(
+                choices={"fast": fresh_choice(model=ScriptedChatModel([]), criteria="Any.")},
+                instructions=INSTRUCTIONS,
+                classifier=answering("fast"),
+            )
+
+    beta = [w for w in caught if w.category is LangChainBetaWarning]
+    assert [str(w.message) for w in beta] == [
+        "The middleware `ModelRouterMiddleware` is in beta. It is actively being worked on, so "
+        "the API may change."
+    ]
+
+
+def test_the_trace_policy_leaves_the_inputs_out() -> None:
+    assert ModelRouterMiddleware.trace_policy is not None
+    assert ModelRouterMiddleware.trace_policy.process_inputs is omit_payload
 
 
 # -- bad input --------------------------------------------------------------------------------
@@ -259,19 +283,27 @@ def test_a_misspelt_argument_names_the_class_and_the_closest_name() -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("options", "error", "message"),
     [
-        ({"choices": {}}, "choices must be a non-empty mapping"),
-        ({"choices": {"fast": "openai:gpt-4o"}}, r"choices\['fast'\] is str; pass ModelChoice"),
+        # LangChain checks its configuration with pydantic: a ValidationError (a ValueError).
+        ({"choices": {}}, ValidationError, "at least 1 item.*choices must be a non-empty"),
+        (
+            {"choices": {"fast": "openai:gpt-4o"}},
+            ValidationError,
+            r"choices\['fast'\] is str; pass ModelChoice",
+        ),
+        ({"instructions": 42}, ValidationError, "instructions is int"),
         (
             {"choices": {"fast": ModelChoice(model="nowhere:model-x", criteria="")}},
+            ValueError,
             "'nowhere' is no known model provider",
         ),
-        ({"classifier": "a classifier"}, "classifier is str; pass a decision model"),
-        ({"instructions": 42}, "instructions is int"),
+        ({"classifier": "a classifier"}, MiddlewareError, "classifier is str; pass a decision"),
     ],
 )
-def test_bad_options_are_refused_when_built(options: dict[str, Any], message: str) -> None:
+def test_bad_options_are_refused_when_built(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
     given: dict[str, Any] = {
         "choices": {"fast": ModelChoice(model=ScriptedChatModel([]), criteria="Anything.")},
         "instructions": INSTRUCTIONS,
@@ -279,5 +311,5 @@ def test_bad_options_are_refused_when_built(options: dict[str, Any], message: st
         **options,
     }
 
-    with pytest.raises(MiddlewareError, match=message):
+    with pytest.raises(error, match=message):
         ModelRouterMiddleware(**given)

@@ -15,7 +15,7 @@ from graphagent._core.bridge import Mode
 from graphagent._core.langgraph_internals import is_control_flow
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.middleware._cores import ModelCallCore
-from graphagent.models import HelperModel, ModelSpec
+from graphagent.models import HelperModel, init_chat_model
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 
@@ -37,13 +37,13 @@ class ModelFallbackMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, Res
 
     Args:
         first_model: The first fallback: a chat model or a model id such as
-            ``"anthropic:claude-sonnet-4-5"``. Ids are checked when the middleware is built
-            (known provider, integration package installed); the model is built the first
-            time it is needed.
+            ``"anthropic:claude-sonnet-4-5"``, built with ``init_chat_model`` when the
+            middleware is built.
         *additional_models: More fallbacks, tried in order after ``first_model``.
 
     Raises:
-        MiddlewareError: A fallback that is neither a chat model nor a valid model id.
+        MiddlewareError: A fallback that is neither a chat model nor a model id.
+        ValueError: A model id naming no known provider (from ``init_chat_model``).
         MissingIntegrationError: A model id whose provider package is not installed.
     """
 
@@ -53,15 +53,13 @@ class ModelFallbackMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, Res
         """Fallbacks in the order they are tried; each a chat model or a model id."""
         super().__init__()
         given = (first_model, *additional_models)
+        self.models: list[BaseChatModel] = [
+            init_chat_model(model) if isinstance(model, str) else model for model in given
+        ]
         self._fallbacks = tuple(
-            HelperModel("ModelFallbackMiddleware", label, choice)
-            for choice, label in zip(given, _labels(len(given)), strict=True)
+            HelperModel("ModelFallbackMiddleware", label, model)
+            for model, label in zip(self.models, _labels(len(given)), strict=True)
         )
-
-    @property
-    def models(self) -> list[BaseChatModel]:
-        """The fallback models in order; reading this builds any not built yet."""
-        return [fallback.model for fallback in self._fallbacks]
 
     async def _wrap_model_call(
         self, mode: Mode, request: ModelRequest[ContextT], handler: Callable[..., Any]
@@ -76,30 +74,23 @@ class ModelFallbackMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, Res
                 if is_control_flow(error) or index == len(self._fallbacks):
                     raise
                 model = await self._fallbacks[index].get(mode)
-                attempt = self._fallback_request(request, model, index, error)
+                self._log_fallback(index, error)
+                # Outside the guarded call: a failing sanitizer is a bug to see, not an outage.
+                attempt = _sanitize_request_for_fallback(request, model).override(model=model)
                 index += 1
 
-    def _fallback_request(
-        self,
-        request: ModelRequest[ContextT],
-        model: BaseChatModel,
-        index: int,
-        error: Exception,
-    ) -> ModelRequest[ContextT]:
+    def _log_fallback(self, index: int, error: Exception) -> None:
         logger.warning(
             "%s: model call failed (%s); trying fallback %d of %d (%s)",
             self.name,
             type(error).__name__,
             index + 1,
             len(self._fallbacks),
-            _describe(self._fallbacks[index].choice),
+            _describe(self.models[index]),
         )
-        return request.override(model=model, **_unsupported_removed(request, model))
 
 
-def _describe(choice: BaseChatModel | ModelSpec) -> str:
-    if isinstance(choice, ModelSpec):
-        return str(choice)
+def _describe(choice: BaseChatModel) -> str:
     name = getattr(choice, "model_name", None) or getattr(choice, "model", None)
     return f"{type(choice).__name__}({name!r})" if isinstance(name, str) else type(choice).__name__
 
@@ -121,7 +112,17 @@ _CACHE_CONTROL = "cache_control"
 _AFFINITY_HEADER = "x-session-affinity"
 
 
-def _unsupported_removed(request: ModelRequest[Any], model: BaseChatModel) -> dict[str, Any]:
+def _sanitize_request_for_fallback(
+    request: ModelRequest[ContextT], model: BaseChatModel | None = None
+) -> ModelRequest[ContextT]:
+    """``request`` without the settings ``model``'s provider would reject (``None``: a model of
+    no known provider, which gets none of them); ``request`` itself when there are none.
+    LangChain's name: its tests call it, and replace it to see its errors are not masked."""
+    changes = _unsupported_removed(request, model)
+    return request.override(**changes) if changes else request
+
+
+def _unsupported_removed(request: ModelRequest[Any], model: BaseChatModel | None) -> dict[str, Any]:
     """The request fields to replace so that ``model`` gets no settings it cannot accept."""
     llm_type = getattr(model, "_llm_type", None)
     settings = request.model_settings

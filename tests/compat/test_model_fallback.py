@@ -19,7 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
 from graphagent import create_agent
-from graphagent.middleware import AgentMiddleware, ModelFallbackMiddleware
+from graphagent.middleware import AgentMiddleware, ModelFallbackMiddleware, model_fallback
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -335,15 +335,21 @@ def test_an_interrupt_passes_through_without_a_fallback(how_call: str) -> None:
 # -- deliberate differences ----------------------------------------------------------------------
 
 
-def test_a_model_id_is_not_built_before_it_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Deliberate difference, "Retries, fallbacks and tool errors": "`ModelFallbackMiddleware` ...
-    # with model ids". LangChain builds the model in the constructor, so a missing API key
-    # fails there.
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def test_a_model_id_is_built_by_the_modules_init_chat_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[str] = []
+    model = ScriptedChatModel(["ok"])
 
+    def fake_init(model_id: str) -> ScriptedChatModel:
+        built.append(model_id)
+        return model
+
+    monkeypatch.setattr(model_fallback, "init_chat_model", fake_init)
     fallback = ModelFallbackMiddleware("openai:gpt-4o-mini")
 
-    assert fallback.name == "ModelFallbackMiddleware"
+    assert built == ["openai:gpt-4o-mini"]
+    assert fallback.models == [model]
 
 
 def test_a_fallback_that_is_not_a_model_is_refused() -> None:

@@ -11,8 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from graphagent import create_agent
-from graphagent.middleware import SummarizationMiddleware
-from graphagent.middleware import summarization as summarization_module
+from graphagent.middleware import SummarizationMiddleware, summarization as summarization_module
 from graphagent.testing import ScriptedChatModel
 from tests.conftest import run_agent
 

@@ -13,8 +13,7 @@ from langchain_core.exceptions import ContextOverflowError, ModelAuthenticationE
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 
 from graphagent import create_agent
-from graphagent.middleware import SummarizationMiddleware
-from graphagent.middleware import summarization as summarization_module
+from graphagent.middleware import SummarizationMiddleware, summarization as summarization_module
 from graphagent.testing import ScriptedChatModel
 from tests.conftest import run_agent
 

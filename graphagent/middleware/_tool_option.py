@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -9,6 +10,8 @@ from langchain_core.tools import BaseTool
 
 from graphagent.errors import MiddlewareError
 from graphagent.middleware.base import AgentFacts
+
+_log = logging.getLogger("graphagent")
 
 
 def tool_names(
@@ -61,11 +64,32 @@ def check_known(
     makes the same check (later, on a model call), ``langchain_words`` gives its message for the
     unknown names, which then leads ours.
     """
-    executed = sorted(tool.name for tool in agent.tools)
-    unknown = sorted((names or frozenset()) - set(executed))
+    executed, unknown = _unknown(names, agent)
     if unknown:
         lead = f"{langchain_words(unknown)}. " if langchain_words else ""
         raise MiddlewareError(
             f"{lead}{owner}: {parameter} names {unknown}, which the agent does not have; its "
             f"tools are {executed}. Fix the name(s) or add the tool(s) to the agent."
         )
+
+
+def note_unknown(
+    owner: str, parameter: str, names: frozenset[str] | None, agent: AgentFacts
+) -> None:
+    """Note on the ``graphagent`` logger, at ``INFO``, names in ``names`` that are no tool the
+    agent executes: for options LangChain accepts so, where such a name simply never applies
+    (one middleware shared by agents with different tools, say)."""
+    executed, unknown = _unknown(names, agent)
+    if unknown:
+        _log.info(
+            "%s: %s names %s, which the agent does not have (its tools are %s); they never apply",
+            owner,
+            parameter,
+            unknown,
+            executed,
+        )
+
+
+def _unknown(names: frozenset[str] | None, agent: AgentFacts) -> tuple[list[str], list[str]]:
+    executed = sorted(tool.name for tool in agent.tools)
+    return executed, sorted((names or frozenset()) - set(executed))

@@ -11,7 +11,7 @@ A classifier that fails ends the run: the tool is not run on a guess.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +23,16 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
-from graphagent.middleware._decisions import answer_to, checked_classifier, classify
-from graphagent.middleware._tool_option import check_known, tool_names
+from graphagent.errors import hook_label
+from graphagent.middleware._decisions import (
+    answer_to,
+    checked_classifier,
+    classify,
+    invalid_option,
+)
+from graphagent.middleware._tool_option import note_unknown
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
+from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.state import AgentState, ResponseT
 
 if TYPE_CHECKING:
@@ -71,11 +77,11 @@ class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
 
     Args:
         tools: The guarded tools, by name or tool object (at least one). Calls of other tools
-            are not classified. A name the agent does not have is an error when the agent is
-            built.
-        instructions: What the classifier is told to judge (non-empty text). The default asks
-            whether the call is risky (destroying data, touching secrets, sending data out, ...)
-            or exceeds what the user asked for.
+            are not classified. A name the agent does not have never applies (the agent notes
+            it on the ``graphagent`` logger at ``INFO`` when it is built).
+        instructions: What the classifier is told to judge. The default asks whether the call
+            is risky (destroying data, touching secrets, sending data out, ...) or exceeds what
+            the user asked for.
         criteria: A ``NoulCriteria`` (or a dict of its fields) describing the blocked and the
             allowed outcome for the classifier; ``None`` (the default): none.
         classifier: The decision model (a ``langchain_core.decisions.BaseDecisionModel``)
@@ -83,10 +89,14 @@ class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
             guess.
 
     Raises:
-        MiddlewareError: ``tools`` is not a non-empty list of tool names or tools,
-            ``instructions`` is not non-empty text, ``criteria`` is not a ``NoulCriteria``, or
-            ``classifier`` is not a decision model.
+        pydantic.ValidationError: ``tools`` is not a non-empty list of tool names or tools,
+            ``instructions`` is not text, or ``criteria`` is not a ``NoulCriteria`` (as in
+            LangChain, which checks them with pydantic).
+        MiddlewareTypeError: ``classifier`` is not a decision model.
     """
+
+    trace_policy = TracePolicy(process_inputs=omit_payload)
+    """Hook traces keep their timing but not the request (the conversation and the arguments)."""
 
     def __init__(
         self,
@@ -98,11 +108,14 @@ class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
     ) -> None:
         super().__init__()
         owner = type(self).__name__
-        self._guarded = tool_names(owner, tools, empty_ok=False) or frozenset()
-        if not isinstance(instructions, str) or not instructions.strip():
-            raise (MiddlewareError if isinstance(instructions, str) else MiddlewareTypeError)(
-                f"{owner}: instructions must be non-empty text, got {instructions!r}; leave it "
-                "out to use the default."
+        self._guarded = _guarded_names(owner, tools)
+        if not isinstance(instructions, str):
+            raise invalid_option(
+                owner,
+                "instructions",
+                instructions,
+                f"instructions must be text, got {type(instructions).__name__}; leave it out to "
+                "use the default.",
             )
         self.config = AutoModeConfig(tuple(tools), instructions, _checked_criteria(owner, criteria))
         self.classifier = checked_classifier(owner, classifier)
@@ -110,9 +123,14 @@ class AutoModeMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
             _QUESTION: Noul(instructions=instructions, criteria=self.config.criteria)
         }
 
+    @property
+    def _tool_names(self) -> frozenset[str]:
+        """The names of the guarded tools (LangChain's name for them)."""
+        return self._guarded
+
     def validate_agent(self, agent: AgentFacts) -> None:
-        """Reject guarded tool names the agent does not have."""
-        check_known(self.name, "tools", self._guarded, agent)
+        """Note guarded tool names the agent does not have: they never apply."""
+        note_unknown(self.name, "tools", self._guarded, agent)
 
     def wrap_tool_call(
         self,
@@ -165,15 +183,48 @@ def _blocked(request: ToolCallRequest, probability: float) -> ToolMessage:
     return ToolMessage(text, tool_call_id=request.tool_call["id"], name=name, status="error")
 
 
+def _guarded_names(owner: str, tools: object) -> frozenset[str]:
+    """The names of ``tools`` (a non-empty list of names and tools), stripped as LangChain
+    strips them."""
+    if isinstance(tools, str | BaseTool | Mapping) or not isinstance(tools, Iterable):
+        example = tools.name if isinstance(tools, BaseTool) else tools
+        raise invalid_option(
+            owner,
+            "tools",
+            tools,
+            f"Input should be a valid list: tools must be a list of tool names or tools, e.g. "
+            f"tools=[{example!r}].",
+        )
+    names: list[str] = []
+    for position, item in enumerate(tools):
+        if not isinstance(item, str | BaseTool):
+            raise invalid_option(
+                owner,
+                "tools",
+                tools,
+                f"item {position} is {item!r}; give tool names (str) or BaseTool instances.",
+            )
+        names.append((item if isinstance(item, str) else item.name).strip())
+    if not names:
+        raise invalid_option(
+            owner,
+            "tools",
+            tools,
+            "List should have at least 1 item after validation: list the tools whose calls "
+            "are classified, e.g. tools=['delete_file'].",
+        )
+    return frozenset(names)
+
+
 def _checked_criteria(owner: str, criteria: object) -> NoulCriteria | None:
     if criteria is None or isinstance(criteria, NoulCriteria):
         return criteria
     if isinstance(criteria, Mapping):
-        try:
-            return NoulCriteria.model_validate(criteria)
-        except ValueError as error:
-            raise MiddlewareError(f"{owner}: criteria={criteria!r}: {error}") from None
-    raise MiddlewareTypeError(
-        f"{owner}: criteria is {type(criteria).__name__}; pass NoulCriteria(true=..., false=...) "
-        "describing the blocked and the allowed outcome, or leave it out."
+        return NoulCriteria.model_validate(criteria)  # pydantic's own ValidationError
+    raise invalid_option(
+        owner,
+        "criteria",
+        criteria,
+        f"criteria is {type(criteria).__name__}; pass NoulCriteria(true=..., false=...) "
+        "describing the blocked and the allowed outcome, or leave it out.",
     )

@@ -3,16 +3,19 @@ chosen tools, and calls it finds risky are answered with an error instead of run
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 from langchain_core.decisions import Noul, NoulCriteria
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from pydantic import ValidationError
 
 from graphagent import create_agent
 from graphagent.errors import MiddlewareError, UnknownArgumentError
 from graphagent.middleware import AutoModeMiddleware, wrap_tool_call
+from graphagent.middleware.trace_policy import omit_payload
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.compat.classifiers import (
     ChatBackedClassifier,
@@ -185,25 +188,58 @@ def test_a_misspelt_argument_names_the_class_and_the_closest_name() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"tools": []}, r"tools=\[\]\) would cover no tool"),
-        ({"tools": "delete_file"}, "tools is not a list"),
-        ({"instructions": ""}, "instructions must be non-empty text"),
+        # LangChain checks its configuration with pydantic: a ValidationError (a ValueError).
+        ({"tools": []}, "at least 1 item.*list the tools whose calls are classified"),
+        ({"tools": "delete_file"}, "valid list.*tools=\\['delete_file'\\]"),
+        ({"tools": ["delete_file", 3]}, "item 1 is 3"),
+        ({"instructions": 42}, "instructions must be text, got int"),
         ({"criteria": "risky"}, "criteria is str; pass NoulCriteria"),
-        ({"classifier": None}, "classifier is NoneType; pass a decision model"),
     ],
 )
-def test_bad_options_are_refused_when_built(options: dict[str, Any], message: str) -> None:
+def test_bad_options_raise_a_validation_error_when_built(
+    options: dict[str, Any], message: str
+) -> None:
     given: dict[str, Any] = {"tools": ["delete_file"], "classifier": answering(0.0), **options}
 
-    with pytest.raises(MiddlewareError, match=message):
+    with pytest.raises(ValidationError, match=message) as raised:
         AutoModeMiddleware(**given)
+    assert "AutoModeMiddleware: " in str(raised.value)
 
 
-def test_a_guarded_tool_the_agent_lacks_is_refused_when_the_agent_is_built() -> None:
-    guard = AutoModeMiddleware(tools=["delete_fiel"], classifier=answering(0.0))
+def test_a_classifier_that_is_no_decision_model_is_refused() -> None:
+    with pytest.raises(MiddlewareError, match="classifier is NoneType; pass a decision model"):
+        AutoModeMiddleware(tools=["delete_file"], classifier=None)  # type: ignore[arg-type]
 
-    with pytest.raises(MiddlewareError, match=r"tools names \['delete_fiel'\]"):
-        agent_for([guard])
+
+def test_empty_instructions_are_sent_as_given(how_call: str) -> None:
+    classifier = ScriptedClassifier(decide=lambda state: 0.0)
+    guard = AutoModeMiddleware(tools=["delete_file"], instructions="", classifier=classifier)
+    agent = agent_for([guard], calls(("delete_file", {"path": "/x"})))
+
+    run_agent(agent, how_call, {"messages": [HumanMessage("Go.")]})
+
+    [request] = classifier.requests
+    assert request.questions["is_risky"].instructions == ""
+
+
+def test_a_guarded_tool_the_agent_lacks_is_noted_and_never_classified(
+    how_call: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    classifier = ScriptedClassifier(decide=lambda state: 0.9)
+    guard = AutoModeMiddleware(tools=["delete_fiel"], classifier=classifier)
+
+    with caplog.at_level(logging.INFO, logger="graphagent"):
+        agent = agent_for([guard], calls(("delete_file", {"path": "/x"})))
+    result = run_agent(agent, how_call, {"messages": [HumanMessage("Delete /x.")]})
+
+    assert "tools names ['delete_fiel'], which the agent does not have" in caplog.text
+    assert answers(result)["delete_file"].status == "success"
+    assert classifier.requests == []
+
+
+def test_the_trace_policy_leaves_the_request_out() -> None:
+    assert AutoModeMiddleware.trace_policy is not None
+    assert AutoModeMiddleware.trace_policy.process_inputs is omit_payload
 
 
 def test_criteria_may_be_given_as_a_mapping() -> None:

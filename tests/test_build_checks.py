@@ -22,7 +22,6 @@ from graphagent.middleware import (
     AgentMiddleware,
     AgentState,
     ToolCallLimitMiddleware,
-    ToolErrorMiddleware,
     ToolRetryMiddleware,
     after_agent,
     after_model,
@@ -619,11 +618,6 @@ def searching() -> ScriptedChatModel:
             "have; its tools are ['add', 'search']. Fix the name(s) or add the tool(s) to the "
             "agent.",
         ),
-        (
-            ToolErrorMiddleware(tools=["serach"]),
-            "ToolErrorMiddleware: tools names ['serach'], which the agent does not have; its "
-            "tools are ['add', 'search']. Fix the name(s) or add the tool(s) to the agent.",
-        ),
     ],
     ids=type,
 )
@@ -641,7 +635,6 @@ def test_a_tool_scoped_built_in_naming_an_unknown_tool_fails_the_build(
     [
         ToolCallLimitMiddleware(tool_name="search", run_limit=1),
         ToolRetryMiddleware(tools=["search"]),
-        ToolErrorMiddleware(tools=[search]),
     ],
     ids=type,
 )

@@ -37,6 +37,7 @@ from graphagent.middleware import (
 )
 from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.otel import OtelTracingMiddleware
+from graphagent.middleware.tool_error import error_type_message
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import ENTRY_POINTS, run_agent
 from tests.tools import add, ask, boom
@@ -292,7 +293,10 @@ def test_a_tool_error_answered_by_an_inner_wrapper_still_marks_the_tool_span(
     tracing: Tracing,
 ) -> None:
     model = ScriptedChatModel([calls(("boom", {})), "the service is down"])
-    middleware = [ToolErrorMiddleware(), OtelTracingMiddleware(tracing.provider)]
+    middleware = [
+        ToolErrorMiddleware(on_error=error_type_message),
+        OtelTracingMiddleware(tracing.provider),
+    ]
     agent = create_agent(model, [boom], middleware=middleware)
 
     agent.invoke({"messages": ["go"]})

@@ -23,6 +23,7 @@ from graphagent.middleware import (
     ToolRetryMiddleware,
     wrap_agent,
 )
+from graphagent.middleware.tool_error import error_type_message
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -272,7 +273,7 @@ def pay(payee: str) -> str:
     "handler",
     [
         lambda: ToolRetryMiddleware(max_retries=2, initial_delay=0),
-        lambda: ToolErrorMiddleware(),
+        lambda: ToolErrorMiddleware(error_type_message),
     ],
     ids=["retry", "error"],
 )

@@ -26,6 +26,7 @@ from graphagent.middleware import (
     ToolRetryMiddleware,
 )
 from graphagent.middleware.tool_call_deduplication import ANSWERED_BY, _Table
+from graphagent.middleware.tool_error import error_type_message
 from graphagent.testing import ScriptedChatModel, calls, tool_call
 from tests.conftest import Run, run_agent
 from tests.test_bridge import LIMIT
@@ -212,7 +213,10 @@ def test_an_error_is_raised_for_every_identical_call(how_call: str) -> None:
         raise ConnectionError("service down")
 
     model = ScriptedChatModel([calls(_call("a", "c1"), _call("a", "c2")), "done"])
-    middleware = [ToolErrorMiddleware(), ToolCallDeduplicationMiddleware()]
+    middleware = [
+        ToolErrorMiddleware(on_error=error_type_message),
+        ToolCallDeduplicationMiddleware(),
+    ]
     agent = create_agent(model, [lookup], middleware=middleware)
 
     result = run_agent(agent, how_call, QUESTION)

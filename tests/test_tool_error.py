@@ -15,7 +15,7 @@ from langgraph.types import Command, interrupt
 
 from graphagent import create_agent
 from graphagent.errors import AsyncOnlyHookError, HookReturnError, MiddlewareError
-from graphagent.middleware.tool_error import ToolErrorMiddleware
+from graphagent.middleware.tool_error import ToolErrorMiddleware, error_type_message
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run, run_agent
 from tests.tools import add
@@ -76,9 +76,9 @@ def test_the_model_reads_the_error_and_switches_tools(run: Run) -> None:
     assert result["messages"][-1].content == "divide failed, add gave 10"
 
 
-def test_the_default_message_names_tool_and_type_but_not_the_exception_text(run: Run) -> None:
+def test_error_type_message_names_tool_and_type_but_not_the_exception_text(run: Run) -> None:
     model = ScriptedChatModel([calls(("lookup", {"key": "users"})), "the database is down"])
-    agent = create_agent(model, [lookup], middleware=[ToolErrorMiddleware()])
+    agent = create_agent(model, [lookup], middleware=[ToolErrorMiddleware(error_type_message)])
 
     result = run(agent, {"messages": ["look up users"]})
 
@@ -121,12 +121,13 @@ def test_tools_limits_the_scope_by_name_or_tool(how_call: str) -> None:
         model = ScriptedChatModel(
             [calls(("divide", {"a": 1, "b": 0})), calls(("lookup", {"key": "k"})), "unreached"]
         )
-        agent = create_agent(model, [divide, lookup], middleware=[ToolErrorMiddleware(tools=scope)])
+        scoped = ToolErrorMiddleware(error_type_message, tools=scope)
+        agent = create_agent(model, [divide, lookup], middleware=[scoped])
         with pytest.raises(ConnectionError):
             run_agent(agent, how_call, {"messages": ["go"]})
         assert model.call_count == 2  # divide's error reached the model; lookup's did not
-        assert ToolErrorMiddleware(tools=scope).covered_tools == {"divide"}
-    assert ToolErrorMiddleware().covered_tools is None
+        assert scoped.covered_tools == {"divide"}
+    assert ToolErrorMiddleware(error_type_message).covered_tools is None
 
 
 def test_async_runs_prefer_aon_error() -> None:
@@ -162,15 +163,27 @@ def test_aon_error_returning_none_re_raises() -> None:
         run_agent(agent, "ainvoke", {"messages": ["go"]})
 
 
-def test_aon_error_alone_fails_clearly_under_a_sync_run() -> None:
+def test_aon_error_alone_fails_clearly_when_a_tool_fails_under_a_sync_run() -> None:
     async def aon_error(exc: Exception, request: ToolCallRequest) -> str:
         return "handled"
 
-    model = ScriptedChatModel([calls(("add", {"a": 1, "b": 2}))])
+    model = ScriptedChatModel([calls(("divide", {"a": 1, "b": 0}))])
+    agent = create_agent(model, [divide], middleware=[ToolErrorMiddleware(aon_error=aon_error)])
+
+    with pytest.raises(AsyncOnlyHookError, match=r"only aon_error.*also pass on_error") as caught:
+        agent.invoke({"messages": ["go"]})
+    assert isinstance(caught.value, RuntimeError)  # LangChain's type for the same case
+    assert isinstance(caught.value.__cause__, ValueError)
+
+
+def test_aon_error_alone_lets_working_tools_run_under_a_sync_run() -> None:
+    async def aon_error(exc: Exception, request: ToolCallRequest) -> str:
+        return "handled"
+
+    model = ScriptedChatModel([calls(("add", {"a": 1, "b": 2})), "3"])
     agent = create_agent(model, [add], middleware=[ToolErrorMiddleware(aon_error=aon_error)])
 
-    with pytest.raises(AsyncOnlyHookError, match=r"only aon_error.*also pass on_error"):
-        agent.invoke({"messages": ["go"]})
+    assert agent.invoke({"messages": ["go"]})["messages"][-1].content == "3"
 
 
 def test_a_handler_returning_the_wrong_type_is_named(how_call: str) -> None:
@@ -220,7 +233,7 @@ def test_the_hidden_exception_is_logged_for_developers(
     how_call: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     model = ScriptedChatModel([calls(("divide", {"a": 1, "b": 0})), "ok"])
-    agent = create_agent(model, [divide], middleware=[ToolErrorMiddleware()])
+    agent = create_agent(model, [divide], middleware=[ToolErrorMiddleware(error_type_message)])
 
     with caplog.at_level(logging.DEBUG, logger="graphagent.middleware.tool_error"):
         run_agent(agent, how_call, {"messages": ["go"]})
@@ -235,7 +248,6 @@ def test_the_hidden_exception_is_logged_for_developers(
     [
         ({"on_error": "oops"}, r"on_error=\.\.\.\) got 'oops' \(str\), which is not callable"),
         ({"aon_error": 3}, r"aon_error=\.\.\.\) got 3 \(int\), which is not callable"),
-        ({"tools": []}, r"tools=\[\]\) would cover no tool at all; pass tools=None"),
         (
             {"tools": "divide"},
             r"tools='divide'\): tools is not a list; .* e\.g\. tools=\['divide'\]",
@@ -250,7 +262,26 @@ def test_the_hidden_exception_is_logged_for_developers(
 )
 def test_bad_options_fail_at_construction(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(MiddlewareError, match=message):
-        ToolErrorMiddleware(**kwargs)
+        ToolErrorMiddleware(**{"on_error": error_type_message, **kwargs})
+
+
+def test_a_handler_is_required() -> None:
+    with pytest.raises(ValueError, match="requires on_error and/or aon_error") as caught:
+        ToolErrorMiddleware()
+    assert "on_error=error_type_message" in str(caught.value)
+
+
+def test_tools_that_never_apply_are_noted(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="graphagent"):
+        ToolErrorMiddleware(error_type_message, tools=[])
+        create_agent(
+            ScriptedChatModel([]),
+            [divide],
+            middleware=[ToolErrorMiddleware(error_type_message, tools=["divde"])],
+        )
+
+    assert "tools=[] covers no tool" in caplog.text
+    assert "tools names ['divde'], which the agent does not have" in caplog.text
 
 
 def test_a_handler_that_is_not_callable_is_also_a_type_error() -> None:

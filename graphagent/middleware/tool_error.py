@@ -17,15 +17,16 @@ from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import (
     AsyncOnlyHookError,
     HookReturnError,
+    MiddlewareError,
     MiddlewareTypeError,
 )
 from graphagent.middleware._cores import ToolScopedCore
-from graphagent.middleware._tool_option import covers, tool_names
-from graphagent.middleware.base import ToolResult
+from graphagent.middleware._tool_option import covers, note_unknown, tool_names
+from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.state import AgentState, ResponseT
 
-__all__ = ["AOnError", "ErrorContent", "OnError", "ToolErrorMiddleware"]
+__all__ = ["AOnError", "ErrorContent", "OnError", "ToolErrorMiddleware", "error_type_message"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,16 +49,19 @@ class ToolErrorMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
     Args:
         on_error: ``on_error(exc, request)`` decides: return text (or content blocks) and the
             model receives it as ``ToolMessage(status="error")``; return ``None`` and the
-            exception propagates. Without a handler every exception becomes a message naming
-            the tool and the exception *type* only, never the exception's text, which may carry
+            exception propagates. :func:`error_type_message` is a safe choice: it names the
+            tool and the exception *type* only, never the exception's text, which may carry
             secrets or internal detail.
         aon_error: The async handler, used by ``ainvoke``/``astream`` runs (which fall back to
-            ``on_error`` without one). Given alone, sync runs raise ``AsyncOnlyHookError``.
+            ``on_error`` without one). Given alone, a tool failing in a sync run raises
+            ``AsyncOnlyHookError`` (a ``RuntimeError``).
         tools: The tools whose errors are handled, as names or tools; ``None`` covers every
-            tool. A name the agent does not have fails when the agent is built.
+            tool. A name the agent does not have never applies (noted on the ``graphagent``
+            logger at ``INFO`` when the agent is built).
 
     Raises:
-        MiddlewareError: A handler that is not callable, or an empty ``tools`` list.
+        MiddlewareError: Neither handler is given (a ``ValueError``, as in LangChain).
+        MiddlewareTypeError: A handler that is not callable.
     """
 
     trace_policy = TracePolicy(process_inputs=omit_payload)
@@ -72,10 +76,22 @@ class ToolErrorMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
     ) -> None:
         _check_callable("on_error", on_error)
         _check_callable("aon_error", aon_error)
+        if on_error is None and aon_error is None:
+            raise MiddlewareError(
+                "ToolErrorMiddleware requires on_error and/or aon_error: pass a function "
+                "on_error(exc, request) returning the text the model reads, e.g. "
+                "on_error=error_type_message (the tool's name and the exception type only)."
+            )
         self.on_error = on_error
         self.aon_error = aon_error
         # Not `self.tools`: on a middleware that attribute registers tools with the agent.
-        self._covered = tool_names("ToolErrorMiddleware", tools, empty_ok=False)
+        self._covered = tool_names("ToolErrorMiddleware", tools)
+        if self._covered == frozenset():
+            logger.info("ToolErrorMiddleware: tools=[] covers no tool, so it handles no error")
+
+    def validate_agent(self, agent: AgentFacts) -> None:
+        """Note names in ``tools`` that are not tools the agent executes: they never apply."""
+        note_unknown(self.name, "tools", self._covered, agent)
 
     async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
@@ -86,12 +102,6 @@ class ToolErrorMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
         if not covers(self._covered, _called_name(request)):
             result = await mode.call(handler, request)
             return result
-        if not mode.asynchronous and self.on_error is None and self.aon_error is not None:
-            raise AsyncOnlyHookError(
-                "ToolErrorMiddleware has no sync `on_error`: it was given only aon_error, which "
-                "cannot run under invoke()/stream(); also pass on_error=..., or run the agent "
-                "with ainvoke()/astream()."
-            )
         try:
             result = await mode.call(handler, request)
         except Exception as exc:
@@ -99,8 +109,14 @@ class ToolErrorMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
                 raise
             if mode.asynchronous and self.aon_error is not None:
                 content = await self.aon_error(exc, request)
+            elif self.on_error is not None:
+                content = self.on_error(exc, request)
             else:
-                content = (self.on_error or _default_message)(exc, request)
+                raise AsyncOnlyHookError(
+                    "ToolErrorMiddleware has no sync `on_error`: it was given only aon_error, "
+                    "which cannot run under invoke()/stream(); also pass on_error=..., or run "
+                    "the agent with ainvoke()/astream()."
+                ) from exc
             reply = self._reply(exc, request, content)
             if reply is None:
                 raise
@@ -128,8 +144,10 @@ class ToolErrorMiddleware(ToolScopedCore[AgentState[Any], ContextT, ResponseT]):
         )
 
 
-def _default_message(exc: Exception, request: ToolCallRequest) -> str:
-    """The message sent without ``on_error``: the tool and the exception type, not its text."""
+def error_type_message(exc: Exception, request: ToolCallRequest) -> str:
+    """An ``on_error`` handler that tells the model which tool failed and the exception's type,
+    never its text (which may carry secrets or internal detail); the exception is logged at
+    ``DEBUG`` for developers."""
     return (
         f"Tool '{_called_name(request)}' failed with {type(exc).__name__}. Check the arguments "
         "and call it again with corrected ones, or try a different approach."

@@ -33,6 +33,7 @@ from graphagent.middleware import (
     SummarizationMiddleware,
     ToolErrorMiddleware,
 )
+from graphagent.middleware.tool_error import error_type_message
 from graphagent.testing import ScriptedChatModel
 from tests.compat.classifiers import answering
 from tests.conftest import run_agent
@@ -84,7 +85,7 @@ ARGS: dict[str, Callable[[], dict[str, Any]]] = {
     "TodoListMiddleware": dict,
     "ToolCallDeduplicationMiddleware": dict,
     "ToolCallLimitMiddleware": lambda: {"run_limit": 3},
-    "ToolErrorMiddleware": dict,
+    "ToolErrorMiddleware": lambda: {"on_error": error_type_message},
     "ToolRetryMiddleware": dict,
     "ToolTimeoutMiddleware": lambda: {"timeout": 5},
     "TracePolicy": dict,
@@ -234,7 +235,12 @@ LANGCHAIN_CREATE_AGENT = (
     "transformers",
 )
 
+
 # A value for a LangChain keyword whose graphagent default cannot be passed back as it is.
+async def _async_error_type_message(exc: Exception, request: Any) -> str:
+    return error_type_message(exc, request)
+
+
 VALUES: dict[tuple[str, str], Any] = {
     ("CodexSandboxExecutionPolicy", "config_overrides"): {},
     ("HumanInTheLoopMiddleware", "edit_notice"): None,
@@ -245,6 +251,8 @@ VALUES: dict[tuple[str, str], Any] = {
     ("ModelRequest", "system_prompt"): "Be brief.",
     ("SummarizationMiddleware", "max_tokens_before_summary"): 1000,
     ("SummarizationMiddleware", "messages_to_keep"): 5,
+    ("ToolErrorMiddleware", "on_error"): error_type_message,
+    ("ToolErrorMiddleware", "aon_error"): _async_error_type_message,
 }
 # LangChain's deprecated keywords: taken with a DeprecationWarning naming the replacement.
 DEPRECATED = {

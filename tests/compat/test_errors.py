@@ -20,12 +20,11 @@ Raises left out, and why:
   ``resource`` module, Codex's unknown platform, a failing ``prlimit``);
 - ``file_search``'s path checks, which its tools catch and answer as text;
 - a shell ``restart`` that fails (no input makes it fail on purpose);
-- where graphagent deliberately behaves otherwise: ``ToolErrorMiddleware()`` without handlers,
-  a sync-only wrap hook under ``ainvoke``, a run without a user message in
-  ``LLMToolSelectorMiddleware``, a command after ``exit`` in the shell, a per-call review answer
-  (checked by ``response_schema`` in both, in pydantic's words in LangChain's), and a
-  ``wrap_model_call`` hook that narrows the response format to a ``ToolStrategy`` of a schema
-  not given to ``create_agent``, which graphagent runs.
+- where graphagent deliberately behaves otherwise: a sync-only wrap hook under ``ainvoke``, a
+  run without a user message in ``LLMToolSelectorMiddleware``, a command after ``exit`` in the
+  shell, a per-call review answer (checked by ``response_schema`` in both, in pydantic's words
+  in LangChain's), and a ``wrap_model_call`` hook that narrows the response format to a
+  ``ToolStrategy`` of a schema not given to ``create_agent``, which graphagent runs.
 """
 
 from __future__ import annotations
@@ -51,6 +50,7 @@ from graphagent.middleware import (
     PIIMiddleware,
     ShellToolMiddleware,
     ToolCallLimitMiddleware,
+    ToolErrorMiddleware,
     ToolRetryMiddleware,
 )
 from graphagent.middleware.model_call_limit import ModelCallLimitExceededError
@@ -586,6 +586,12 @@ ROWS: dict[str, Row] = {
         "backoff_factor must be >= 0",
     ),
     # middleware/tool_error.py
+    "tool-error-requires-a-handler": Row(
+        "middleware.tool_error",
+        lambda run: ToolErrorMiddleware(),
+        ValueError,
+        "ToolErrorMiddleware requires",
+    ),
     "tool-error-async-only": Row(
         "middleware.tool_error",
         aon_error_only,

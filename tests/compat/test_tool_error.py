@@ -19,6 +19,7 @@ from langgraph.types import Command, interrupt
 
 from graphagent import create_agent
 from graphagent.middleware import ToolErrorMiddleware, ToolRetryMiddleware
+from graphagent.middleware.tool_error import error_type_message
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -306,17 +307,20 @@ def test_with_a_retry_inside_the_handler_sees_the_error_once_retries_run_out(
     assert (answer.content, answer.status) == ("gave up: down 3", "error")
 
 
-# -- deliberate differences ----------------------------------------------------------------------
+# -- no handler, and tools that never apply ------------------------------------------------------
 
 
-def test_without_a_handler_the_message_names_the_tool_and_the_exception_type(
-    how_call: str,
-) -> None:
-    # Deliberate difference, "Retries, fallbacks and tool errors": "`ToolErrorMiddleware` without
-    # `on_error` / `aon_error`". LangChain raises ValueError("ToolErrorMiddleware requires
-    # `on_error` and/or `aon_error`.") when it is built.
+def test_a_handler_is_required() -> None:
+    with pytest.raises(ValueError, match="on_error"):
+        ToolErrorMiddleware()
+
+
+def test_error_type_message_names_the_tool_and_the_exception_type(how_call: str) -> None:
+    # graphagent's own handler, given as on_error: the exception's text never reaches the model.
     agent = create_agent(
-        calling("lookup", {"key": "k"}), [lookup], middleware=[ToolErrorMiddleware()]
+        calling("lookup", {"key": "k"}),
+        [lookup],
+        middleware=[ToolErrorMiddleware(error_type_message)],
     )
 
     [answer] = tool_messages(run_agent(agent, how_call, GO))
@@ -328,9 +332,7 @@ def test_without_a_handler_the_message_names_the_tool_and_the_exception_type(
     assert answer.status == "error"
 
 
-def test_aon_error_alone_under_invoke_fails_even_when_the_tool_works() -> None:
-    # Deliberate difference, "Retries, fallbacks and tool errors": "`ToolErrorMiddleware` given
-    # only `aon_error`, under `invoke`". LangChain fails only when a tool happens to fail.
+def test_aon_error_alone_under_invoke_runs_tools_that_work() -> None:
     runs: list[str] = []
 
     @tool
@@ -342,20 +344,20 @@ def test_aon_error_alone_under_invoke_fails_even_when_the_tool_works() -> None:
     middleware = ToolErrorMiddleware(aon_error=Recorder("unused").asynchronous)
     agent = create_agent(calling("echo", {"text": "hi"}), [echo], middleware=[middleware])
 
-    with pytest.raises(NotImplementedError, match="ainvoke"):
-        agent.invoke(GO)
+    agent.invoke(GO)
 
-    assert runs == []
+    assert runs == ["hi"]
 
 
 @pytest.mark.parametrize("tools", [[], ["divde"]])
-def test_tools_that_can_never_match_are_refused(tools: list[str]) -> None:
-    # Deliberate difference, "Building an agent and writing middleware": "Bad option values of a
-    # built-in" (`tools=[]`) and "A built-in's tool names ... naming a tool the agent does not
-    # have". LangChain accepts both; the middleware then handles nothing.
-    with pytest.raises(ValueError, match="tools"):
-        create_agent(
-            calling("divide", ARGS),
-            [divide],
-            middleware=[ToolErrorMiddleware(Recorder("x"), tools=tools)],
-        )
+def test_tools_that_can_never_match_are_accepted_and_handle_nothing(
+    how_call: str, tools: list[str]
+) -> None:
+    handler = Recorder("x")
+    agent = create_agent(
+        calling("divide", ARGS), [divide], middleware=[ToolErrorMiddleware(handler, tools=tools)]
+    )
+
+    with pytest.raises(Failure, match="cannot divide"):
+        run_agent(agent, how_call, GO)
+    assert handler.seen == []

@@ -28,6 +28,7 @@ from graphagent.middleware import (
     omit_payload,
     wrap_model_call,
 )
+from graphagent.middleware.tool_error import error_type_message
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 from tests.test_otel import Tracing
@@ -79,7 +80,7 @@ def test_the_policy_names_are_langgraphs_as_in_langchain() -> None:
 def test_middleware_have_no_policy_by_default_and_some_built_ins_omit_their_inputs() -> None:
     assert AgentMiddleware.trace_policy is None
     assert Audit().trace_policy is None
-    for built_in in (ToolErrorMiddleware(), ModelRefusalMiddleware()):
+    for built_in in (ToolErrorMiddleware(on_error=error_type_message), ModelRefusalMiddleware()):
         assert built_in.trace_policy == TracePolicy(process_inputs=omit_payload)
 
 

@@ -26,6 +26,7 @@ from graphagent.middleware import (
     wrap_tool_call,
 )
 from graphagent.middleware.otel import OtelTracingMiddleware
+from graphagent.middleware.tool_error import error_type_message
 from tests.conftest import Run
 from tests.mcp import servers
 from tests.mcp.helpers import THREAD, calling, texts, tool_messages, with_memory
@@ -56,7 +57,9 @@ def test_a_retry_sends_a_failing_call_to_the_server_again(run: Run) -> None:
 def test_a_tool_error_layer_answers_for_a_call_that_raised(run: Run) -> None:
     counts = servers.Counts()
     agent = calling(
-        tools_of(servers.directory(counts)), ("voicemail", {}), middleware=[ToolErrorMiddleware()]
+        tools_of(servers.directory(counts)),
+        ("voicemail", {}),
+        middleware=[ToolErrorMiddleware(error_type_message)],
     )
 
     result = run(agent, {"messages": [("user", "Play my voicemail")]})
@@ -69,7 +72,10 @@ def test_a_tool_error_layer_answers_for_a_call_that_raised(run: Run) -> None:
 
 def test_a_question_passes_retry_and_error_layers_and_a_bad_answer_too(run: Run) -> None:
     counts = servers.Counts()
-    layers = [ToolRetryMiddleware(max_retries=3, initial_delay=0), ToolErrorMiddleware()]
+    layers = [
+        ToolRetryMiddleware(max_retries=3, initial_delay=0),
+        ToolErrorMiddleware(error_type_message),
+    ]
     agent = with_memory(tools_of(servers.process_server(counts)), BOOK, middleware=layers)
 
     paused = run(agent, ASK, config=THREAD)

@@ -26,9 +26,9 @@ from graphagent._core.deprecated import warn_deprecated
 from graphagent._core.internal_calls import internal_call_config
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._tool_option import check_known, tool_names
+from graphagent.middleware._tool_option import note_unknown, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
-from graphagent.models import HelperModel, MissingIntegrationError
+from graphagent.models import HelperModel, MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState, ResponseT
 
 __all__ = ["LLMToolEmulator"]
@@ -51,15 +51,18 @@ class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
 
     Args:
         tools: The tools to emulate, by name or by tool object: ``None`` emulates every tool of
-            the agent, ``[]`` none. Naming a tool the agent does not have is an error when the
-            agent is built.
-        model: The model that writes the results: a chat model or a model id such as
-            ``"openai:gpt-4o-mini"``, built the first time a call is emulated. Leaving it out
-            is deprecated, as in LangChain: it warns and uses :data:`DEFAULT_MODEL`.
+            the agent, ``[]`` none. A name the agent does not have never applies (noted on the
+            ``graphagent`` logger at ``INFO`` when the agent is built).
+        model: The model that writes the results: a chat model, or a model id such as
+            ``"openai:gpt-4o-mini"`` built at once with ``init_chat_model(model,
+            temperature=1)``, as LangChain builds it. Leaving it out is deprecated, as in
+            LangChain: it warns and uses :data:`DEFAULT_MODEL`.
 
     Raises:
-        MiddlewareError: A ``model`` that is neither a chat model nor a valid id.
-        MissingIntegrationError: A model id whose provider package is not installed.
+        MiddlewareError: A ``model`` that is neither a chat model nor an id.
+        ValueError: A model id naming no known provider (from ``init_chat_model``).
+        MissingIntegrationError: A model id whose provider package is not installed (an
+            ``ImportError``; for the default model, naming ``langchain-anthropic``).
     """
 
     def __init__(
@@ -77,18 +80,19 @@ class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
             warn_deprecated(
                 "LLMToolEmulator", f"leaving out model (default {DEFAULT_MODEL!r})", "model=..."
             )
-            self._emulator = _default_emulator()
-        else:
-            self._emulator = HelperModel("LLMToolEmulator", "model", model)
+            model = _default_model()
+        elif isinstance(model, str):
+            model = init_chat_model(model, temperature=1)
+        self._emulator = HelperModel("LLMToolEmulator", "model", model)
 
     @property
     def model(self) -> BaseChatModel:
-        """The emulator model; reading this builds it from its id if not built yet."""
+        """The emulator model."""
         return self._emulator.model
 
     def validate_agent(self, agent: AgentFacts) -> None:
-        """Reject names in ``tools`` that are not tools the agent executes."""
-        check_known(self.name, "tools", self.tools_to_emulate, agent)
+        """Note names in ``tools`` that are not tools the agent executes: they never apply."""
+        note_unknown(self.name, "tools", self.tools_to_emulate, agent)
 
     async def _wrap_tool_call(
         self, mode: Mode, request: ToolCallRequest, handler: Callable[..., Any]
@@ -145,10 +149,10 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _default_emulator() -> HelperModel:
+def _default_model() -> BaseChatModel:
     """The deprecated default model; without its package, LangChain's words lead the error."""
     try:
-        return HelperModel("LLMToolEmulator", "model", DEFAULT_MODEL)
+        return init_chat_model(DEFAULT_MODEL, temperature=1)
     except MissingIntegrationError as error:
         raise MissingIntegrationError(
             "LLMToolEmulator's default model requires `langchain-anthropic` to be installed. "

@@ -135,9 +135,14 @@ class SummarizationMiddleware(
 ):
     """Summarize the older messages once the conversation reaches ``trigger``.
 
+    A summary call is tried up to three times, except for provider errors marked not worth
+    retrying; a prompt the summary model refuses as too long for its window is sent once more
+    with the middle of the history left out. An error that persists ends the run and leaves the
+    history as it was.
+
     Args:
         model: The model that writes the summaries: a chat model, or a model id such as
-            ``"openai:gpt-4o-mini"`` that is built the first time it is needed.
+            ``"openai:gpt-4o-mini"``, built with ``init_chat_model`` at once.
         trigger: When to summarize: one size (``("tokens", 4000)``, ``("messages", 50)``,
             ``("fraction", 0.8)`` of the model's input window), a dict of sizes that must all
             be reached (``{"tokens": 4000, "messages": 10}``), or a list of either where any
@@ -145,7 +150,9 @@ class SummarizationMiddleware(
         keep: How much recent history stays as it is, as one size; the default keeps the last
             20 messages.
         token_counter: Counts the tokens of a list of messages, for ``"tokens"`` and
-            ``"fraction"`` sizes; the default estimates them from the text.
+            ``"fraction"`` sizes; the default estimates them from the text, scaled by the usage
+            the provider reported. Either way, a ``"tokens"`` or ``"fraction"`` threshold is
+            also reached by the usage reported on the last AI message of ``model``'s provider.
         summary_prompt: The instructions for the summary model, with a ``{messages}``
             placeholder where the old history goes (literal braces doubled).
         trim_tokens_to_summarize: How many tokens of the old history the summary model reads
@@ -160,6 +167,7 @@ class SummarizationMiddleware(
     Raises:
         MiddlewareError: A bad size, counter or prompt, or a ``"fraction"`` size with a model
             whose profile has no input window.
+        ValueError: A model id naming no known provider (from ``init_chat_model``).
         MissingIntegrationError: A model id whose provider package is not installed.
     """
 

@@ -29,7 +29,7 @@ from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._tool_option import note_unknown, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.models import HelperModel, MissingIntegrationError, init_chat_model
-from graphagent.state import AgentState, ResponseT
+from graphagent.state import AgentState
 
 __all__ = ["LLMToolEmulator"]
 
@@ -46,7 +46,7 @@ _INSTRUCTIONS = (
 
 
 @refuse_unknown_arguments
-class LLMToolEmulator(ToolCallCore[AgentState[ResponseT], ContextT, ResponseT]):
+class LLMToolEmulator(ToolCallCore[AgentState[Any], ContextT, Any]):
     """Answer calls of the chosen tools with a model's made-up result instead of running them.
 
     Args:

@@ -219,10 +219,6 @@ def destinations(route: Route) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _last_ai(messages: list[Any]) -> AIMessage | None:
-    return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-
-
 def _ends_run(messages: list[Any], return_direct: Mapping[str, bool]) -> bool:
     """Whether the tools' turn ends the run: every tool it ran is ``return_direct``, or the model
     gave the structured response beside the calls that just ran (as in LangChain, they run

@@ -9,7 +9,6 @@ from typing import Annotated, Any, NotRequired
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
-from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command
 
 from graphagent import HookReturnError, create_agent
@@ -148,9 +147,10 @@ def _extending(label: str, **update: Any) -> AgentMiddleware:
     return wrap_model_call(name=label, state_schema=Notes)(wrap)
 
 
-def test_extended_responses_apply_inner_first(run: Run) -> None:
+@pytest.mark.usefixtures("hook_mode")
+def test_extended_responses_apply_inner_first_outer_wins(run: Run) -> None:
     outer = _extending("Outer", note="outer", trail=["outer"])
-    inner = _extending("Inner", trail=["inner"], messages=[AIMessage("aside")])
+    inner = _extending("Inner", note="inner", trail=["inner"], messages=[AIMessage("aside")])
     model = ScriptedChatModel(["answer"])
 
     result = run(create_agent(model, middleware=[outer, inner]), {"messages": ["q"]})
@@ -160,26 +160,7 @@ def test_extended_responses_apply_inner_first(run: Run) -> None:
     assert [m.content for m in result["messages"]] == ["q", "answer", "aside"]
 
 
-def test_two_layers_giving_a_plain_field_different_values_raise(run: Run) -> None:
-    outer = _extending("Outer", note="outer")
-    inner = _extending("Inner", note="inner")
-    agent = create_agent(ScriptedChatModel(["answer"]), middleware=[outer, inner])
-
-    with pytest.raises(InvalidUpdateError, match=r"^At key 'note': Can receive only one value"):
-        run(agent, {"messages": ["q"]})
-
-
-def test_two_layers_giving_a_plain_field_the_same_value_write_it_once(run: Run) -> None:
-    outer = _extending("Outer", note="same")
-    inner = _extending("Inner", note="same")
-
-    result = run(
-        create_agent(ScriptedChatModel(["answer"]), middleware=[outer, inner]), {"messages": ["q"]}
-    )
-
-    assert result["note"] == "same"
-
-
+@pytest.mark.usefixtures("hook_mode")
 def test_commands_of_discarded_handler_calls_are_dropped(run: Run) -> None:
     attempts = 0
 
@@ -208,6 +189,7 @@ def test_commands_of_discarded_handler_calls_are_dropped(run: Run) -> None:
     assert [m.content for m in result["messages"]] == ["q", "good"]
 
 
+@pytest.mark.usefixtures("hook_mode")
 def test_a_wrapper_may_pick_an_earlier_handler_result(run: Run) -> None:
     counter = 0
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, RemoveMessage, SystemMessage
-from langgraph.errors import InvalidUpdateError
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -188,11 +187,8 @@ def _update(
     """The model node's writes: the response's messages (after the history with its malformed
     calls ``answered``, which replaces the stored one), then each command's updates.
 
-    Plain fields (no reducer) take one value per step, as in LangChain: two commands (or a command
-    and the structured response) giving one different values raise langgraph's
-    ``InvalidUpdateError``; equal values are written once (two of graphagent's counting
-    built-ins write the same count). Fields with a reducer get one write per command, inner
-    layer first.
+    Plain fields are merged into one write (inner first, outer wins); fields with a reducer get
+    one write per command, applied in the same order.
     """
     messages = outcome.response.result
     model_step(messages)
@@ -207,20 +203,8 @@ def _update(
     reduced: list[Command[Any]] = []
     for command in outcome.commands:
         for key, value in _items(command.update):
-            if key not in plain_keys:
-                reduced.append(Command(update={key: value}))
-            elif key in first and first[key] != value:
-                raise _clash(key)
-            else:
+            if key in plain_keys:
                 first[key] = value
+            else:
+                reduced.append(Command(update={key: value}))
     return [Command(update=first), *reduced]
-
-
-def _clash(key: str) -> InvalidUpdateError:
-    # langgraph's words for a field written twice in one step, then which writes clashed.
-    return InvalidUpdateError(
-        f"At key '{key}': Can receive only one value per step. Use an Annotated key to handle "
-        f"multiple values. graphagent: the ExtendedModelResponse commands of wrap_model_call "
-        f"layers (or one and the structured response) gave '{key}' different values; let one "
-        "layer write it, or declare it with a reducer in a state_schema."
-    )

@@ -5,8 +5,9 @@ assigning any attribute works with a ``DeprecationWarning`` in LangChain's words
 other thread's warnings, and ``override()`` emits none. A hook defined only as ``async def`` and
 reached by ``invoke`` raises ``NotImplementedError``, so ``except NotImplementedError`` clauses
 written for LangChain keep catching ``AsyncOnlyHookError``. Two ``ExtendedModelResponse``
-commands (or one and the structured response) giving one plain field different values raise
-``InvalidUpdateError``, as langgraph does for LangChain; reducer fields take every layer's."""
+commands giving one plain field values follow seed 003, not LangChain's ``InvalidUpdateError``:
+inner first, the outer layer wins (a listed deliberate difference); reducer fields take every
+layer's."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from typing import Any, NotRequired
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command
 
 from graphagent import AgentState, AsyncOnlyHookError, create_agent
@@ -247,7 +247,10 @@ def test_a_request_built_through_a_subscripted_class_warns_nothing() -> None:
     assert request.messages == []
 
 
-# --- ExtendedModelResponse commands: one value per plain field ------------------------------
+# --- ExtendedModelResponse commands: the seed's rule, not InvalidUpdateError --------------
+# A deliberate difference (docs/migrating-from-langchain.md): LangChain 1.5.2 raises langgraph's
+# InvalidUpdateError when two commands give a plain field values; seed 003 says the inner layer
+# writes first and the outer one later, so the outer layer wins.
 
 
 class Noted(AgentState):
@@ -264,16 +267,20 @@ def noting(label: str, note: str) -> AgentMiddleware:
     return wrap_model_call(name=label, state_schema=Noted)(wrap)
 
 
-def test_two_layers_writing_one_plain_field_raise_invalid_update_error(how_call: str) -> None:
+@pytest.mark.usefixtures("hook_mode")
+def test_two_layers_writing_one_plain_field_the_outer_wins(how_call: str) -> None:
     agent = create_agent(
         ScriptedChatModel(["hi"]), middleware=[noting("Outer", "outer"), noting("Inner", "inner")]
     )
 
-    with pytest.raises(InvalidUpdateError, match=r"^At key 'note': Can receive only one value"):
-        run_agent(agent, how_call, {"messages": ["q"]})
+    result = run_agent(agent, how_call, {"messages": ["q"]})
+
+    assert result["note"] == "outer"
+    assert [m.text for m in result["messages"]] == ["q", "hi", "from Inner", "from Outer"]
 
 
-def test_a_command_and_the_structured_response_clash_too(how_call: str) -> None:
+@pytest.mark.usefixtures("hook_mode")
+def test_a_command_setting_the_structured_response_wins_over_the_response(how_call: str) -> None:
     @wrap_model_call
     def override(request: ModelRequest, handler: Handler) -> Any:
         response = handler(request)
@@ -283,19 +290,6 @@ def test_a_command_and_the_structured_response_clash_too(how_call: str) -> None:
 
     agent = create_agent(ScriptedChatModel(["hi"]), middleware=[override])
 
-    with pytest.raises(InvalidUpdateError, match="structured_response"):
-        run_agent(agent, how_call, {"messages": ["q"]})
-
-
-def test_messages_of_every_layer_are_added_inner_first(how_call: str) -> None:
-    @wrap_model_call(name="Outer", state_schema=Noted)
-    def outer(request: ModelRequest, handler: Handler) -> Any:
-        extra = HumanMessage("from Outer", id="Outer")
-        return ExtendedModelResponse(handler(request), Command(update={"messages": [extra]}))
-
-    agent = create_agent(ScriptedChatModel(["hi"]), middleware=[outer, noting("Inner", "inner")])
-
     result = run_agent(agent, how_call, {"messages": ["q"]})
 
-    assert [m.text for m in result["messages"]] == ["q", "hi", "from Inner", "from Outer"]
-    assert result["note"] == "inner"
+    assert result["structured_response"] == {"from": "command"}

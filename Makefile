@@ -68,7 +68,7 @@ check-wheel: $(TEST_STAMP)
 	cd $(WHEEL_VENV) && bin/python -c 'import graphagent; print(graphagent.__version__, graphagent.__file__)'
 	cd $(WHEEL_VENV) && bin/python -m graphagent.demo
 	cd $(WHEEL_VENV) && bin/python readme_example.py
-	cd $(WHEEL_VENV) && GRAPHAGENT_AS_LANGCHAIN=1 bin/python -c 'import langchain.agents as a, graphagent as g; assert a is g, a; print("GRAPHAGENT_AS_LANGCHAIN: the wheel installs graphagent as langchain")'
+	cd $(WHEEL_VENV) && GRAPHAGENT_AS_LANGCHAIN=1 bin/python -c 'import sys; assert "graphagent" not in sys.modules; import langchain.agents as a, graphagent as g; assert a is g, a; print("GRAPHAGENT_AS_LANGCHAIN: the wheel installs graphagent as langchain, at the first langchain import")'
 	for way in clone wheel; do \
 		rm -rf dist $(README_VENV) && $(PY) -m venv $(README_VENV) && \
 		$(PY) .ci/readme_block.py README.md $$way > $(README_VENV)/install.sh && \
@@ -88,15 +88,15 @@ notebooks-lab: $(VENV)/.installed-notebooks
 bench: $(BENCH)/.installed
 	$(BENCH)/bin/python -m bench
 
-# Re-install only when pyproject.toml or graphagent_as_langchain.pth changes (or the venv is gone).
-$(DEMO_STAMP): pyproject.toml graphagent_as_langchain.pth
+# Re-install only when pyproject.toml or the start-up hook (.pth, module) changes (or no venv).
+$(DEMO_STAMP): pyproject.toml graphagent_as_langchain.pth _graphagent_as_langchain.py
 	@$(call venv,$(VENV))
 	$(PY) -m pip install -q -e .
 	touch $@
 
 # The libraries tests/ecosystem runs on graphagent require `langchain`, which must never be in
 # this venv: they come without their requirements (the test extra has the others they need).
-$(TEST_STAMP): pyproject.toml tests/ecosystem/requirements.txt graphagent_as_langchain.pth
+$(TEST_STAMP): pyproject.toml tests/ecosystem/requirements.txt graphagent_as_langchain.pth _graphagent_as_langchain.py
 	@$(call venv,$(VENV))
 	$(PY) -m pip install -q -e ".[test,docs]"
 	$(PY) -m pip install -q --no-deps -r tests/ecosystem/requirements.txt

@@ -242,6 +242,73 @@ def test_without_the_variable_starting_python_imports_no_graphagent() -> None:
     assert done.stdout.strip() == "False"
 
 
+HEAVY = ("graphagent", "langgraph", "langchain", "langchain_core", "pydantic", "anyio", "typing")
+"""What the start-up hook must not import: the engine and what it is built on."""
+
+LOADED = f"import sys; print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"
+
+
+def test_with_the_variable_starting_python_imports_nothing_of_graphagents() -> None:
+    without = {k: v for k, v in os.environ.items() if k != "GRAPHAGENT_AS_LANGCHAIN"}
+    counted = "import sys; print(len(sys.modules))"
+
+    assert python(LOADED, env={"GRAPHAGENT_AS_LANGCHAIN": "1"}) == "[]"
+    extra = int(python(counted, env={"GRAPHAGENT_AS_LANGCHAIN": "1"})) - int(
+        subprocess.run(
+            [sys.executable, "-c", counted], capture_output=True, text=True, check=True, env=without
+        ).stdout
+    )
+    assert extra <= 2, f"the hook imported {extra} modules at start"
+
+
+def test_with_the_variable_the_first_langchain_import_installs_graphagent() -> None:
+    out = python(
+        f"""
+        {LOADED}
+        import langchain.agents.middleware as m, graphagent.middleware
+        print(m is graphagent.middleware)
+        import langchain.messages, langchain_core.messages
+        print(langchain.messages.HumanMessage is langchain_core.messages.HumanMessage)
+        """,
+        env={"GRAPHAGENT_AS_LANGCHAIN": "1"},
+    )
+    assert out.splitlines() == ["[]", "True", "True"]
+
+
+@pytest.mark.timeout(300)
+def test_a_strict_pytest_run_of_langchain_code_passes_with_the_variable(tmp_path: Path) -> None:
+    # pytest rewrites its plugins' modules (anyio's among them) and warns when one is imported
+    # before it starts; a suite run with -W error then fails to collect.
+    ini = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"  # what the app's would say
+    (tmp_path / "pytest.ini").write_text(ini)
+    (tmp_path / "test_app.py").write_text(
+        textwrap.dedent(
+            """
+            from langchain.agents import create_agent
+            from langchain.agents.middleware import AgentMiddleware
+
+            import graphagent
+
+
+            def test_langchain_is_graphagent() -> None:
+                assert create_agent is graphagent.create_agent
+                assert AgentMiddleware.__module__ == "graphagent.middleware.base"
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-W", "error", "-p", "no:cacheprovider", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "GRAPHAGENT_AS_LANGCHAIN": "1"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
 # -- beside a real langchain ------------------------------------------------------------------
 
 

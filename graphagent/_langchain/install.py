@@ -23,7 +23,6 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,8 +34,9 @@ from graphagent.errors import LangChainImportedError
 _log = logging.getLogger("graphagent")
 
 ENV_VAR = "GRAPHAGENT_AS_LANGCHAIN"
-"""Set to ``1`` to install graphagent as ``langchain`` when Python starts (the ``.pth`` file in
-the wheel reads it)."""
+"""Set to ``1`` to install graphagent as ``langchain`` when Python starts: the wheel's ``.pth``
+file reads it and runs ``_graphagent_as_langchain`` (beside this package), which imports nothing
+of graphagent's until a ``langchain`` module is first imported."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +95,6 @@ def install_as_langchain() -> None:
     _refuse_imported()
     sys.meta_path.insert(0, LangChainFinder())
     _log.debug("install_as_langchain: langchain.agents and langchain.chat_models are graphagent's")
-
-
-def install_from_environment() -> None:
-    """:func:`install_as_langchain` if the environment variable ``GRAPHAGENT_AS_LANGCHAIN``
-    is set to anything but ``0``: the ``graphagent_as_langchain.pth`` file the package installs
-    calls this when Python starts (and imports graphagent only when the variable is set)."""
-    if os.environ.get(ENV_VAR, "").strip() not in ("", "0"):
-        install_as_langchain()
 
 
 def _refuse_imported() -> None:

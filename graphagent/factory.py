@@ -99,7 +99,8 @@ def create_agent(
         name: The agent's name. It is stamped on the model's replies (``AIMessage.name``),
             names the graph (and so its node when added to a parent graph), tags its runs'
             metadata (``lc_agent_name``), and reaches ``wrap_agent`` hooks as
-            ``runtime.agent_name``. Without one the graph is named ``"agent"``.
+            ``runtime.agent_name``. Without one the graph is named ``"LangGraph"``, as
+            LangChain's is.
         cache: A LangGraph cache (``BaseCache``) for work that declares a cache policy, such as
             ``@task(cache_policy=...)`` functions called from tools or hooks. graphagent's own
             nodes declare none, so without such work nothing is cached.

@@ -612,7 +612,7 @@ def test_agents_added_by_name_need_distinct_names() -> None:
     graph = StateGraph(Parent)
     graph.add_node(create_agent(ScriptedChatModel(["a"])))
 
-    with pytest.raises(ValueError, match="Node `agent` already present"):
+    with pytest.raises(ValueError, match="Node `LangGraph` already present"):
         graph.add_node(create_agent(ScriptedChatModel(["b"])))
 
 

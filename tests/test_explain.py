@@ -163,7 +163,7 @@ def test_the_repr_names_the_agent_its_ordered_middleware_and_its_tools() -> None
 
     provider_tools = [{"type": "web_search_20250305", "name": "web_search"}, {"type": "code"}]
     bare = create_agent(ScriptedChatModel(["x"]), provider_tools)
-    assert repr(bare) == "<CompiledAgent 'agent' middleware=[] tools=['web_search', 'code']>"
+    assert repr(bare) == "<CompiledAgent 'LangGraph' middleware=[] tools=['web_search', 'code']>"
 
 
 def test_fused_hook_nodes_are_listed_with_their_hooks_in_turn() -> None:

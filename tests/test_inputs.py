@@ -37,7 +37,7 @@ def test_a_key_one_typo_from_messages_is_refused_before_anything_runs(run: Run) 
         run(agent, {"msgs": ["hello"]})
 
     assert str(caught.value) == (
-        "The agent 'agent' got the input keys ['msgs'] and no 'messages', which it reads the "
+        "The agent 'LangGraph' got the input keys ['msgs'] and no 'messages', which it reads the "
         "conversation from; did you mean 'messages' for 'msgs'? Pass {'messages': [...]}."
     )
     assert model.calls == []

@@ -48,7 +48,7 @@ def test_debug_logs_the_plan_then_each_hook_model_and_tool_step(
         run(agent, {"messages": [("user", "4 + 6?")]})
 
     plan, *rest = steps(caplog.records)
-    assert plan.startswith("create_agent built this plan:\nAgent 'agent' with tools: add\n")
+    assert plan.startswith("create_agent built this plan:\nAgent 'LangGraph' with tools: add\n")
     assert "  before_model     look\n" in plan
     assert rest == [
         "hook look.before_model: no update",

@@ -45,7 +45,7 @@ def test_a_model_that_keeps_calling_a_tool_stops_at_the_ceiling(run: Run) -> Non
     assert len(model.calls) == 5
     assert isinstance(caught.value, GraphRecursionError), "existing except clauses still catch it"
     assert str(caught.value) == (
-        "The agent 'agent' reached its ceiling of 5 model calls in one run (retries and "
+        "The agent 'LangGraph' reached its ceiling of 5 model calls in one run (retries and "
         "fallbacks count): the model kept calling tools ('noop' 5 times). A run that needs more "
         "can raise the ceiling with create_agent(max_model_calls=...), or for one run with "
         'config={"configurable": {"max_model_calls": ...}}; None removes it.'
@@ -130,7 +130,7 @@ def test_none_removes_the_ceiling_and_the_recursion_limit_names_the_loop(run: Ru
         run(agent, {"messages": ["go"]}, config={"recursion_limit": 12})
 
     assert str(caught.value).startswith(
-        "The agent 'agent' stopped at langgraph's recursion limit (Recursion limit of 12 "
+        "The agent 'LangGraph' stopped at langgraph's recursion limit (Recursion limit of 12 "
         "reached without hitting a stop condition."
     )
     assert "after 6 model call(s): the model kept calling tools ('noop' 6 times)" in str(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from langgraph.runtime import Runtime
 from langgraph.typing import ContextT
 
-DEFAULT_AGENT_NAME = "agent"
+DEFAULT_AGENT_NAME = "LangGraph"
 """The name of an agent built without ``create_agent(name=...)``."""
 
 
@@ -18,4 +18,4 @@ class AgentRuntime(Runtime[ContextT]):  # type: ignore[misc]
     ``context``, the agent's ``store``) plus the name of the agent being run."""
 
     agent_name: str = DEFAULT_AGENT_NAME
-    """The ``name`` given to ``create_agent``, or ``"agent"`` without one."""
+    """The ``name`` given to ``create_agent``, or ``"LangGraph"`` (as in LangChain) without one."""

@@ -7,6 +7,7 @@ recursion limit, the metadata); and the calls a model makes beside its structure
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -261,3 +262,16 @@ def test_calls_beside_the_structured_answer_run_before_the_run_ends(how_call: st
     assert result["structured_response"] == Sum(total=3)
     answers = {m.name: m.content for m in result["messages"] if isinstance(m, ToolMessage)}
     assert answers == {"Sum": "Returning structured response: total=3", "add": "3", "multiply": "4"}
+
+
+def test_an_unnamed_agent_is_named_as_langchains_graph() -> None:
+    # An app filtering astream_events by name, or finding its root run in a trace, matches.
+    agent = create_agent(ScriptedChatModel(["hi"]))
+
+    async def root_names() -> set[str]:
+        events = agent.astream_events({"messages": ["q"]}, version="v2")
+        return {e["name"] for e in [e async for e in events] if not e["parent_ids"]}
+
+    assert agent.name == "LangGraph"
+    assert asyncio.run(root_names()) == {"LangGraph"}
+    assert "lc_agent_name" not in (agent.config or {}).get("metadata", {})

@@ -49,6 +49,7 @@ def create_agent(
     transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
     fuse_hooks: bool = False,
     max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS,
+    answer_malformed_tool_calls: bool = True,
 ) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
 
@@ -120,6 +121,12 @@ def create_agent(
             ``RunawayRunError`` naming the loop, long before langgraph's recursion limit. One
             run may set its own with ``config={"configurable": {"max_model_calls": n}}``;
             ``None`` removes the ceiling. See docs/limits.md.
+        answer_malformed_tool_calls: graphagent only. A tool call whose arguments are not a
+            JSON object (a string, ``null``, a list, invalid JSON) is answered at once with an
+            error ``ToolMessage`` naming the tool and what was wrong, and the model is called
+            again to correct it (``max_model_calls`` bounds a model that never does). ``False``
+            gives LangChain's behaviour: a reply whose only calls are malformed ends the run,
+            and the next model call answers them. See "Malformed calls" in docs/tools.md.
 
     Returns:
         The compiled agent, a LangGraph ``CompiledStateGraph``: run it with ``invoke``,
@@ -147,6 +154,7 @@ def create_agent(
         checkpointer=checkpointer not in (None, False),
         checkpointing_disabled=checkpointer is False,
         fuse_hooks=fuse_hooks,
+        answer_malformed=answer_malformed_tool_calls,
     )
     check_breakpoints(plan, "interrupt_before", interrupt_before)
     check_breakpoints(plan, "interrupt_after", interrupt_after)
@@ -158,6 +166,7 @@ def create_agent(
         context_schema=context_schema,
         name=name,
         response_format=strategy,
+        answer_malformed=answer_malformed_tool_calls,
     )
     compiled = graph.compile(
         checkpointer=checkpointer,

@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import tool_call
 from langchain_core.tools import tool
 
-from graphagent import create_agent
+from graphagent import RunawayRunError, create_agent
 from graphagent.errors import MalformedToolCallError
-from graphagent.testing import ScriptedChatModel
+from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import Run
 
 pytestmark = pytest.mark.usefixtures("hook_mode")
@@ -90,12 +90,63 @@ def test_two_calls_with_one_id_run_once_and_get_one_answer(run: Run) -> None:
     assert [c["id"] for c in result["messages"][1].tool_calls] == ["same"]
 
 
-def test_a_reply_of_only_malformed_calls_ends_the_run_as_in_langchain(run: Run) -> None:
-    call = {"name": "noop", "args": "x=1", "id": "c1", "type": "tool_call"}
-    model = ScriptedChatModel([broken(call), "never"])
+INVALID_JSON = {"name": "noop", "args": '{"x": ', "id": "c1", "error": "truncated JSON"}
+
+
+def only_malformed(args: Any) -> AIMessage:
+    """A reply whose one call to ``noop`` has ``args`` that are not an object, or (for
+    ``INVALID_JSON``) arguments the provider could not parse."""
+    if args is INVALID_JSON:
+        return broken(invalid=[{**INVALID_JSON, "type": "invalid_tool_call"}])
+    return broken({"name": "noop", "args": args, "id": "c1", "type": "tool_call"})
+
+
+MALFORMED = pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ("x=1", "its arguments must be a JSON object, got str 'x=1'"),
+        (None, "its arguments must be a JSON object, got NoneType None"),
+        ([1], "its arguments must be a JSON object, got list [1]"),
+        (INVALID_JSON, "truncated JSON"),
+    ],
+    ids=["a str", "None", "a list", "invalid JSON"],
+)
+
+
+@MALFORMED
+def test_a_reply_of_only_malformed_calls_is_answered_and_the_model_asked_again(
+    run: Run, args: Any, said: str
+) -> None:
+    model = ScriptedChatModel([only_malformed(args), calls(("noop", {"x": 2})), "fixed"])
     result = run(create_agent(model, [noop]), {"messages": ["go"]})
 
-    assert len(model.calls) == 1, "answered on the next model call, as LangChain does"
+    answer = result["messages"][2]
+    assert isinstance(answer, ToolMessage)
+    assert (answer.tool_call_id, answer.name, answer.status) == ("c1", "noop", "error")
+    assert answer.content.startswith("Tool call noop with id c1 could not be executed")
+    assert said in answer.content
+    assert model.calls[1].messages[-1] == answer, "the model reads why, and can correct itself"
+    assert RAN == ["noop(2)"]
+    assert result["messages"][-1].content == "fixed"
+
+
+def test_a_model_that_never_corrects_itself_stops_at_the_ceiling(run: Run) -> None:
+    model = ScriptedChatModel([only_malformed("x=1")], repeat_last=True)
+    agent = create_agent(model, [noop], max_model_calls=3)
+
+    with pytest.raises(RunawayRunError, match="ceiling of 3 model calls"):
+        run(agent, {"messages": ["go"]})
+    assert model.call_count == 3
+
+
+@MALFORMED
+def test_langchains_handling_is_one_setting_away(run: Run, args: Any, said: str) -> None:
+    model = ScriptedChatModel([only_malformed(args), "never"])
+    agent = create_agent(model, [noop], answer_malformed_tool_calls=False)
+
+    result = run(agent, {"messages": ["go"]})
+
+    assert len(model.calls) == 1, "the run ends on the reply; the next model call answers it"
     assert [c["id"] for c in result["messages"][-1].invalid_tool_calls] == ["c1"]
     assert RAN == []
 

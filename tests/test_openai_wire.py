@@ -165,7 +165,7 @@ def test_parallel_tool_calls_all_run_and_are_all_answered(how_call: str, stub: O
     assert {m["tool_call_id"]: m["content"] for m in sent[2:]} == answers
 
 
-def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(
+def test_malformed_tool_arguments_are_answered_and_the_model_tries_again(
     run: Run, stub: OpenAIStub
 ) -> None:
     ran: list[str] = []
@@ -183,10 +183,7 @@ def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(
     )
     agent = create_agent(chat(stub), [lookup], checkpointer=InMemorySaver())
 
-    first = run(agent, QUESTION, config=THREAD)
-    assert tool_messages(first) == []
-    assert last_ai(first).invalid_tool_calls[0]["id"] == "call_bad"
-    result = run(agent, {"messages": ["Try again."]}, config=THREAD)
+    result = run(agent, QUESTION, config=THREAD)
 
     assert ran == ["Paris"]
     bad, good = tool_messages(result)
@@ -195,7 +192,7 @@ def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(
     assert (good.tool_call_id, good.content) == ("call_good", "Paris")
     second = stub.requests[1]["messages"]
     assert second[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Par'
-    assert [m["role"] for m in second[2:4]] == ["tool", "user"]
+    assert [m["role"] for m in second[1:]] == ["assistant", "tool"]
     assert second[2]["tool_call_id"] == "call_bad"
     assert last_ai(result).content == "Found Paris."
 
@@ -258,9 +255,7 @@ def test_streamed_malformed_arguments_become_an_error_answer(
     stub.script(tool_calls(call("get_weather", "{city: Paris}", id="call_bad")), text("Sorry."))
     agent = create_agent(chat(stub), [get_weather], checkpointer=InMemorySaver())
 
-    _, first = stream_messages(agent, how_stream, QUESTION, config=THREAD)
-    assert last_ai(first).invalid_tool_calls[0]["id"] == "call_bad"
-    _, state = stream_messages(agent, how_stream, {"messages": ["Again."]}, config=THREAD)
+    _, state = stream_messages(agent, how_stream, QUESTION, config=THREAD)
 
     [answer] = tool_messages(state)
     assert (answer.tool_call_id, answer.status) == ("call_bad", "error")

@@ -229,7 +229,7 @@ def test_runtime_context_reaches_hooks_and_tools(how_call: str) -> None:
     assert model.calls[0].messages[0].content == "user=ada"
 
 
-def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(run: Run) -> None:
+def test_malformed_tool_arguments_are_answered_and_the_model_tries_again(run: Run) -> None:
     broken = AIMessage(
         "",
         invalid_tool_calls=[
@@ -246,11 +246,7 @@ def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(run: Ru
     agent = create_agent(model, [add], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
 
-    first = run(agent, {"messages": ["1+2"]}, config=config)
-    ended_on = first["messages"][-1]
-    assert isinstance(ended_on, AIMessage)
-    assert [c["id"] for c in ended_on.invalid_tool_calls] == ["bad1"], "ends on the bad reply"
-    result = run(agent, {"messages": ["again"]}, config=config)
+    result = run(agent, {"messages": ["1+2"]}, config=config)
 
     error = result["messages"][2]
     assert isinstance(error, ToolMessage)
@@ -259,8 +255,12 @@ def test_malformed_tool_arguments_end_the_run_and_are_answered_next_turn(run: Ru
         "Tool call add with id bad1 could not be executed - arguments were malformed or "
         "truncated (truncated JSON)."
     )
-    assert list(model.calls[1].messages[2:4]) == [error, result["messages"][3]]
-    assert result["messages"][3].content == "again"
+    assert list(model.calls[1].messages[1:3]) == [result["messages"][1], error]
+    assert [type(m).__name__ for m in result["messages"][3:]] == [
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+    ]
     assert result["messages"][-1].content == "3"
 
 

@@ -59,9 +59,9 @@ def answer_malformed_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]
     """``messages`` with an error answer right after each malformed tool call (arguments that
     could not be parsed) that has none yet, or ``None`` when there is none to answer.
 
-    As in LangChain, a reply whose only calls are malformed ends the run; the next model call
-    answers them, so the model reads why and can retry, and a model that keeps sending malformed
-    calls cannot loop."""
+    The model node answers a new reply's malformed calls with it (``answer_malformed_tool_calls``,
+    the default); a history that still holds unanswered ones (written with LangChain's handling,
+    or by LangChain) has them answered before the next model call, so the model reads why."""
     if not _ledger(messages).malformed:
         return None
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}

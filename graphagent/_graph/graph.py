@@ -30,6 +30,7 @@ def build_graph(
     context_schema: type[Any] | None,
     name: str | None,
     response_format: Any = None,
+    answer_malformed: bool = False,
 ) -> StateGraph[Any, Any, Any, Any]:
     plan = observed(plan)
     schemas = plan.schemas
@@ -48,7 +49,15 @@ def build_graph(
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.hooks["wrap_tool_call"]))
     offered = (*plan.tools, *plan.provider_tools)
     setup = ModelSetup(
-        model, system_message, offered, name, state_keys, plain_keys, registry, response_format
+        model,
+        system_message,
+        offered,
+        name,
+        state_keys,
+        plain_keys,
+        registry,
+        response_format,
+        answer_malformed,
     )
     calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
     graph.add_node(MODEL_NODE, calls)

@@ -39,6 +39,8 @@ class ModelSetup:
     plain_keys: frozenset[str]
     registry: ToolRegistry
     response_format: Any
+    answer_malformed: bool = False
+    """Answer the reply's malformed tool calls at once, so the run goes back to the model."""
 
 
 def model_node(
@@ -63,7 +65,7 @@ def model_node(
         answered = answer_malformed_calls(state["messages"])
         messages = state["messages"] if answered is None else answered
         outcome = await mode.call(chains[mode], _request(setup, state, messages, runtime))
-        return _update(outcome, setup.plain_keys, answered)
+        return _update(outcome, setup, answered)
 
     entry = EntryPoints(handing_off(run) if after_tools else run, MODEL_NODE, sync_error)
     return RunnableCallable(entry, entry.arun, name=MODEL_NODE, trace=False)
@@ -182,16 +184,21 @@ def _items(update: Any) -> list[tuple[str, Any]]:
 
 
 def _update(
-    outcome: Outcome, plain_keys: frozenset[str], answered: list[Any] | None
+    outcome: Outcome, setup: ModelSetup, answered: list[Any] | None
 ) -> dict[str, Any] | list[Command[Any]]:
     """The model node's writes: the response's messages (after the history with its malformed
     calls ``answered``, which replaces the stored one), then each command's updates.
+
+    With ``setup.answer_malformed``, the reply's own malformed calls are answered right after it,
+    so the routes send the run back to the model (or on to the tools for its valid calls).
 
     Plain fields are merged into one write (inner first, outer wins); fields with a reducer get
     one write per command, applied in the same order.
     """
     messages = outcome.response.result
     model_step(messages)
+    if setup.answer_malformed:
+        messages = answer_malformed_calls(messages) or messages
     if answered is not None:
         # The answers belong right after their calls, so the whole history is rewritten.
         messages = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *answered, *messages]
@@ -203,7 +210,7 @@ def _update(
     reduced: list[Command[Any]] = []
     for command in outcome.commands:
         for key, value in _items(command.update):
-            if key in plain_keys:
+            if key in setup.plain_keys:
                 first[key] = value
             else:
                 reduced.append(Command(update={key: value}))

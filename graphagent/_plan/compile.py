@@ -35,6 +35,7 @@ def compile_plan(
     checkpointer: bool = False,
     checkpointing_disabled: bool = False,
     fuse_hooks: bool = False,
+    answer_malformed: bool = False,
 ) -> Plan:
     """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet.
 
@@ -42,6 +43,7 @@ def compile_plan(
     may answer through a tool call (``ToolStrategy``, ``AutoStrategy``), see ``lay_out``.
     Each middleware's ``validate_agent`` sees the agent's tools and whether it has a checkpointer.
     With ``fuse_hooks``, the node hooks of each position run as one node (``HookGroup``).
+    ``answer_malformed``: the model node answers malformed tool calls itself (see ``lay_out``).
     """
     listed = _check_instances(middleware)
     _check_names(listed)
@@ -63,6 +65,7 @@ def compile_plan(
         return_direct=any(t.return_direct for t in all_tools),
         structured_output=structured_output,
         output_tools=output_tools,
+        answer_malformed=answer_malformed,
     )
     return Plan(
         middleware=stack,

@@ -20,6 +20,7 @@ def lay_out(
     return_direct: bool = False,
     structured_output: bool = False,
     output_tools: bool = False,
+    answer_malformed: bool = False,
 ) -> tuple[str, dict[str, Route]]:
     """The entry node and every node's route: each node hook position chained to the next, in run
     order; the loop is model -> tools -> model.
@@ -28,12 +29,14 @@ def lay_out(
     per position; ``return_direct``: a tool may end the run; ``structured_output``: the agent has
     a ``response_format``; ``output_tools``: its strategy may answer through a tool call
     (``ToolStrategy``, or ``AutoStrategy`` until the model is known), which may end the run after
-    the tools and, without tools, sends an invalid answer back to the model.
+    the tools and, without tools, sends an invalid answer back to the model;
+    ``answer_malformed``: the model node answers malformed tool calls (with tools) itself.
 
     A model turn whose calls were all answered in place goes back to the loop's entry only where
     something can answer them: structured output, an ``after_model`` hook or a
-    ``wrap_model_call`` hook (with tools), or an output tool (without). LangChain draws the same
-    edges.
+    ``wrap_model_call`` hook (with tools), the model node answering malformed calls (with
+    tools), or an output tool (without). LangChain draws the same edges, but for the malformed
+    calls: LangChain ends the run on them.
     """
     before_agent, before_model, after_model, after_agent = (
         grouped(hooks[position], fused) for position in NODE_HOOKS
@@ -44,7 +47,9 @@ def lay_out(
 
     # After the model (and its after_model hooks): tools for pending calls, the model again when
     # every call was answered in place, else the exit.
-    answers_in_place = structured_output or bool(after_model) or bool(hooks["wrap_model_call"])
+    answers_in_place = (
+        structured_output or answer_malformed or bool(after_model) or bool(hooks["wrap_model_call"])
+    )
     loop = loop_entry if (answers_in_place if has_tools else output_tools) else None
     turn_end = Route(exit_, to_tools=has_tools, loop=loop)
 

@@ -172,9 +172,13 @@ def malformed(call_id: str | None = "bad") -> AIMessage:
     return AIMessage("", invalid_tool_calls=[call])
 
 
+# graphagent answers them at once and asks the model again (tests/test_broken_model.py), a listed
+# deliberate difference; answer_malformed_tool_calls=False gives LangChain's handling, pinned here.
+
+
 def test_a_malformed_reply_ends_the_run_on_that_message(how_call: str) -> None:
     model = ScriptedChatModel([malformed()], repeat_last=True)
-    agent = create_agent(model, [add])
+    agent = create_agent(model, [add], answer_malformed_tool_calls=False)
 
     result = run_agent(agent, how_call, {"messages": ["1+2?"]})
 
@@ -187,7 +191,9 @@ def test_a_malformed_reply_ends_the_run_on_that_message(how_call: str) -> None:
 
 def test_the_next_turn_answers_the_malformed_calls_first(how_call: str) -> None:
     model = ScriptedChatModel([malformed(), "Sorry, 3."])
-    agent = create_agent(model, [add], checkpointer=InMemorySaver())
+    agent = create_agent(
+        model, [add], checkpointer=InMemorySaver(), answer_malformed_tool_calls=False
+    )
 
     run_agent(agent, how_call, {"messages": ["1+2?"]}, config=THREAD)
     result = run_agent(agent, how_call, {"messages": ["Well?"]}, config=THREAD)

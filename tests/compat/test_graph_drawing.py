@@ -49,9 +49,17 @@ def middleware(name: str, *hooks: str, jumps: tuple[str, ...] = ()) -> AgentMidd
     return type(name, (AgentMiddleware,), methods)()
 
 
-def drawn(tools: list[Any], *stack: AgentMiddleware, response_format: Any = None) -> Any:
+def drawn(
+    tools: list[Any], *stack: AgentMiddleware, response_format: Any = None, answer: bool = False
+) -> Any:
+    """The nodes and edges of an agent's graph; by default with LangChain's handling of malformed
+    tool calls (``answer_malformed_tool_calls=False``), whose graph LangChain's matches."""
     agent = create_agent(
-        ScriptedChatModel([]), tools, middleware=list(stack), response_format=response_format
+        ScriptedChatModel([]),
+        tools,
+        middleware=list(stack),
+        response_format=response_format,
+        answer_malformed_tool_calls=answer,
     )
     graph = agent.get_graph()
     arrows = {(e.source, e.target, bool(e.conditional)) for e in graph.edges}
@@ -88,6 +96,7 @@ def test_the_tools_route_back_and_the_model_loops_only_when_something_answers_in
         "tools -.-> model",
     }
     assert wrapped == plain | {"model -.-> model"}
+    assert drawn([lookup], answer=True)[1] == wrapped, "the model answers malformed calls itself"
     assert checked == {
         "__start__ --> model",
         "model --> A.after_model",

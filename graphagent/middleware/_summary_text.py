@@ -16,7 +16,7 @@ from graphagent.middleware._context_size import TokenCounter
 
 _log = logging.getLogger("graphagent")
 
-SUMMARY_HEADER = "Here is a summary of the conversation so far:"
+SUMMARY_HEADER = "Here is a summary of the conversation to date:"  # LangChain 1.5.2's words
 """The first line of the summary message that replaces the older messages."""
 
 NOTHING_TO_SUMMARIZE = "No previous conversation history."

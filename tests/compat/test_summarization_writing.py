@@ -175,3 +175,16 @@ def test_an_empty_history_needs_no_model() -> None:
     ):
         assert middleware._create_summary([]) == "No previous conversation history."
     assert model.call_count == 0
+
+
+def test_the_summary_message_starts_with_langchains_words(how_call: str) -> None:
+    middleware = SummarizationMiddleware(
+        ScriptedChatModel(["They said hello."]), trigger=("messages", 3), keep=("messages", 1)
+    )
+    agent = create_agent(ScriptedChatModel(["done"]), [], middleware=[middleware])
+
+    result = run_agent(agent, how_call, {"messages": [HumanMessage(f"m{n}") for n in range(3)]})
+
+    summary = result["messages"][0]
+    assert summary.text == "Here is a summary of the conversation to date:\n\nThey said hello."
+    assert summary.additional_kwargs.get("lc_source") == "summarization"

@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Mapping, Sequence
 from functools import partial
 from types import TracebackType
@@ -35,6 +36,7 @@ from langchain_core.messages import ToolCall
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import (
     CONF,
+    CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_READ,
@@ -252,12 +254,19 @@ def parent_channels(config: Mapping[str, Any]) -> Mapping[str, BaseChannel[Any, 
 
 
 def task_runnable(config: Mapping[str, Any]) -> Any:
-    """The runnable of the parent's node whose task is running now, where langgraph shows it (to
-    tasks started by a ``Send``); ``None`` elsewhere."""
-    read_state = (config.get("configurable") or {}).get(CONFIG_KEY_READ_STATE)
+    """The runnable of the parent's node whose task is running now: for a task a ``Send``
+    started, from its state reader; for one an edge started, from the task its call function
+    holds (its ``proc`` is the node's runnable followed by the channel writers). ``None`` where
+    langgraph shows neither."""
+    configurable = config.get("configurable") or {}
+    read_state = configurable.get(CONFIG_KEY_READ_STATE)
     if isinstance(read_state, partial) and read_state.args:
         return getattr(read_state.args[0], "bound", None)
-    return None
+    call = configurable.get(CONFIG_KEY_CALL)
+    held = call.args[0] if isinstance(call, partial) and call.args else None
+    proc = getattr(held() if isinstance(held, weakref.ref) else None, "proc", None)
+    steps = getattr(proc, "steps", None)
+    return steps[0] if steps else proc
 
 
 def sends_to(config: Mapping[str, Any]) -> list[Send] | None:

@@ -5,9 +5,10 @@
   checkpoints, and resuming them runs one branch twice and loses the other. Refused.
 - An agent the parent runs as a node reads and writes the fields both declare (docs/composition.md,
   "What crosses the boundary"); a field the two declare with clashing types or reducers is refused
-  (``state_clash``). langgraph shows the node itself only to a task a ``Send`` started; otherwise
-  the agent is taken to be the node when its input is the parent's own values of the fields they
-  share, and only the types of those fields are checked.
+  (``state_clash``). When the parent's task shows its node's runnable (a task a ``Send`` or an
+  edge started) and that is the agent, every shared field is checked; otherwise the agent is
+  taken to be the node when its input is the parent's own values of the fields they share, and
+  only the types of those fields are checked.
 - A ``checkpointer=False`` agent saves nothing, so an interrupt inside it cannot resume where it
   paused: resuming runs the agent again from its input, and its model may then make another call
   than the one the interrupt asked about. The interrupt is refused when it is raised, before
@@ -39,7 +40,7 @@ def check_entry(agent: CompiledAgent, input: Any, config: Mapping[str, Any]) -> 
     node = (config.get("metadata") or {}).get("langgraph_node") or agent.name
     where = f"the parent graph (node '{node}')"
     fields, agent_channels = agent.plan.schemas.fields, agent.channels
-    if task_runnable(config) is agent:  # the node itself, started by a Send
+    if task_runnable(config) is agent:  # the node itself
         check_shared_fields(agent.name, fields, agent_channels, channels, where)
     elif (given := _given_by_the_parent(agent, input, channels)) is not None:
         # The node itself, or a node function handing it the parent's own values: either way

@@ -116,6 +116,37 @@ def test_a_clash_is_refused_at_the_agents_first_run_as_a_node(how: str, hook_mod
     assert model.call_count == 0
 
 
+def test_a_clash_is_refused_for_a_plain_node_even_when_the_parent_has_not_set_the_field(
+    how: str, hook_mode: str
+) -> None:
+    # The agent would write 'high' into the parent's int field: nothing of the parent's crosses
+    # in, but the agent's value crosses out.
+    agent, model = scorer()
+    parent = one_node(agent, state=Scored)
+
+    with pytest.raises(StateSchemaConflictError) as refused:
+        run(parent, how, {"messages": [("user", "hi")]})
+
+    assert str(refused.value).startswith(TYPE_CLASH)
+    assert model.call_count == 0
+
+
+def test_a_reducer_clash_is_refused_when_an_edge_starts_the_agent(how_call: str) -> None:
+    agent = create_agent(ScriptedChatModel(["ok"]), state_schema=TagList, name="tagger")
+    graph = StateGraph(Tagged)
+    graph.add_node(agent)
+    graph.add_edge(START, "tagger")
+
+    with pytest.raises(StateSchemaConflictError) as refused:
+        run(graph.compile(), how_call, {"messages": [("user", "hi")], "tags": ["a"]})
+
+    message = str(refused.value)
+    assert message.startswith("The state field 'tags' clashes between the parent graph (node ")
+    assert "the parent declares tags: Annotated[list[str], add]" in message
+    assert "the agent (its state_schema) declares tags: list[str]" in message
+    assert "Rename the field on one side" in message
+
+
 def test_an_agent_run_by_a_node_function_is_not_checked_against_the_parent(how_call: str) -> None:
     agent, _ = scorer()
     graph = StateGraph(Scored)

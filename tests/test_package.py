@@ -83,3 +83,10 @@ def test_check_wheel_runs_the_readme_install_lines_as_written() -> None:
     assert "python3 -m build --wheel" in shown["wheel"]
     assert "python3 -m pip install dist/graphagent_langgraph-*.whl" in shown["wheel"]
     assert "pip install graphagent-langgraph " in README.read_text(encoding="utf-8")
+
+
+def test_the_docs_extra_installs_what_the_api_reference_imports() -> None:
+    # `pip install -e '.[docs]' && mkdocs build --strict` on a fresh venv: the reference
+    # documents graphagent.mcp, which imports what the `mcp` extra installs.
+    extras = PYPROJECT["optional-dependencies"]
+    assert set(extras["mcp"]) <= set(extras["docs"])

@@ -134,6 +134,21 @@ def test_one_endless_line_is_cut_at_the_byte_cap_with_a_note(how_call: str) -> N
         assert policy.max_output_bytes == 32768
 
 
+@pytest.mark.timeout(300)
+def test_a_flood_of_short_lines_is_counted_well_inside_the_command_timeout(how_call: str) -> None:
+    # 100 million two-byte lines: each read chunk's lines are counted at once past the caps.
+    middleware = ShellToolMiddleware(execution_policy=HostExecutionPolicy(command_timeout=30.0))
+
+    (answer,) = answers(middleware, how_call, "yes | head -c 200000000")
+
+    assert answer.artifact["timed_out"] is False
+    assert answer.artifact["exit_code"] == 0
+    assert answer.artifact["total_lines"] == 100_000_000
+    assert answer.artifact["total_bytes"] == 200_000_000
+    assert answer.artifact["truncated_by_lines"] is True
+    assert str(answer.content).startswith("y\n" * 100)
+
+
 def test_memory_stays_flat_whatever_a_command_prints() -> None:
     middleware = ShellToolMiddleware(execution_policy=HostExecutionPolicy(command_timeout=LIMIT))
     agent = create_agent(

@@ -48,7 +48,8 @@ class OutputLog:
         self._open: dict[bool, bytearray] = {}  # each stream's unfinished line, as far as kept
 
     def write(self, data: bytes, *, stderr: bool) -> None:
-        """Take a chunk of one stream's output."""
+        """Take a chunk of one stream's output. Once nothing more can be kept, the chunk's whole
+        lines are counted in bulk rather than one by one (``yes`` prints 32,768 lines a chunk)."""
         start = 0
         while start < len(data):
             end = data.find(b"\n", start)
@@ -58,6 +59,28 @@ class OutputLog:
             self._take(data[start : end + 1], stderr)
             self._finish(stderr)
             start = end + 1
+            if self._full():
+                start = self._count_lines(data, start)
+
+    def _full(self) -> bool:
+        """Whether no later output can be kept: the line cap or the byte cap is reached (both
+        only grow, so this stays true)."""
+        return self.lines >= self.max_lines or (
+            self.max_bytes is not None and self._kept_bytes >= self.max_bytes
+        )
+
+    def _count_lines(self, data: bytes, start: int) -> int:
+        """Count the whole lines of ``data[start:]`` (no line of the stream is open) as
+        ``_take`` and ``_finish`` would once full, and return where the last one ends."""
+        last = data.rfind(b"\n", start)
+        if last < 0:
+            return start
+        if self.lines < self.max_lines:  # full by bytes: each line would be cut to nothing
+            self.over_bytes = True
+        self.lines += data.count(b"\n", start, last + 1)
+        self.bytes += last + 1 - start
+        self.over_lines = self.over_lines or self.lines > self.max_lines
+        return last + 1
 
     def drop(self, count: int) -> None:
         """Count bytes that are not this command's (a background job's of an earlier one)."""

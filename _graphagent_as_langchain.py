@@ -13,6 +13,7 @@ package first runs ``graphagent/__init__.py``, which loads the whole engine.
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 
@@ -34,20 +35,26 @@ class DeferredInstall:
     """A meta-path finder that answers nothing itself: at the first ``langchain`` import it
     installs graphagent's finder (first on ``sys.meta_path``, so ahead of this one from then on)
     and passes the question on to it. It stays on the path, answering nothing: removing a finder
-    while the import system walks the path would make it skip the next one."""
+    while the import system walks the path would make it skip the next one. A second thread
+    importing ``langchain`` meanwhile waits for the install; the install itself asks the finders
+    whether ``langchain`` is installed, which this one, already done, answers with ``None``."""
 
     def __init__(self) -> None:
         self.installed = False
+        self._lock = _thread.RLock()
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
-        if self.installed or (fullname != "langchain" and not fullname.startswith("langchain.")):
+        if fullname != "langchain" and not fullname.startswith("langchain."):
             return None
-        self.installed = True
-        from graphagent._langchain.install import LangChainFinder, install_as_langchain
+        with self._lock:
+            if self.installed:
+                return None
+            self.installed = True
+            from graphagent._langchain.install import LangChainFinder, install_as_langchain
 
-        install_as_langchain()
+            install_as_langchain()
         finder = next(f for f in sys.meta_path if isinstance(f, LangChainFinder))
         return finder.find_spec(fullname, path, target)
 

@@ -16,6 +16,7 @@ from langgraph.types import StateSnapshot
 
 from graphagent._core.bridge import ASYNC, SYNC, run_sync
 from graphagent._core.ceiling import DEFAULT_MAX_MODEL_CALLS, RunLedger, ledgered
+from graphagent._core.langgraph_internals import stop_when_closed
 from graphagent._core.message_ids import give_input_ids
 from graphagent._core.records import Plan
 from graphagent._core.runtime import (
@@ -24,6 +25,7 @@ from graphagent._core.runtime import (
 )
 from graphagent._run import inner_state, resume as _resume
 from graphagent._run.caller import refuse_misnamed_messages, refuse_unknown_run_options
+from graphagent._run.closing import drained_when_closed
 from graphagent._run.input import transformed, transformed_supersteps
 from graphagent._run.nesting import arefusing_interrupts, check_entry, refusing_interrupts
 from graphagent._run.runaway import arunaway_named, runaway_named
@@ -118,7 +120,9 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     def _graph_stream(
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
     ) -> Iterator[Any]:
+        control = stop_when_closed(config, kwargs)
         chunks = runaway_named(super().stream(input, config, **kwargs), ledger)
+        chunks = drained_when_closed(chunks, control)
         return refusing_interrupts(self, chunks) if self.checkpointer is False else chunks
 
     def _graph_astream(

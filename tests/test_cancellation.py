@@ -8,6 +8,8 @@ None of these tests is timed; each waits under a generous limit so a hang fails 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -259,3 +261,166 @@ def test_closing_the_agents_own_sync_stream_stops_it() -> None:
 
     assert model.call_count == 1
     assert watch.record == ["GeneratorExit"]
+
+
+def _work_until_drained(runs: list[str], stopped: threading.Event | None = None) -> Any:
+    """A tool that works until the agent running it is drained, then sets ``stopped``."""
+
+    @tool
+    def work(x: int) -> str:
+        """Work until the consumer has gone."""
+        runs.append("started")
+        deadline = time.monotonic() + LIMIT
+        while not _drain_requested():
+            assert time.monotonic() < deadline, "closing the stream never reached the agent"
+            time.sleep(0.01)
+        if stopped is not None:
+            stopped.set()
+        return "worked"
+
+    return work
+
+
+def test_closing_a_sync_parents_stream_stops_an_agent_nested_two_graphs_deep() -> None:
+    tool_runs: list[str] = []
+
+    work = _work_until_drained(tool_runs)
+
+    watch = Watch()
+    model = ScriptedChatModel([calls(("work", {"x": i})) for i in range(5)] + ["done"])
+    middle = StateGraph(AgentState)
+    middle.add_node("agent", create_agent(model, [work], middleware=[watch]))
+    middle.add_edge(START, "agent")
+    middle.add_edge("agent", END)
+    root = _parent_of(middle.compile())
+
+    stream = root.stream({"messages": [("user", "go")]}, stream_mode="updates", subgraphs=True)
+    for _namespace, update in stream:
+        if "model" in update:
+            break
+    stream.close()
+
+    assert model.call_count == 1
+    assert tool_runs == ["started"]
+    assert watch.record == ["GeneratorExit"]
+
+
+def test_closing_a_parents_stream_stops_the_agent_and_leaves_its_siblings_alone() -> None:
+    """The drain is the agent's own: a plain node running beside it in the parent's step sees
+    no drain, so it finishes as it would without graphagent."""
+    agent_stopped = threading.Event()
+    sibling_saw: list[bool] = []
+
+    work = _work_until_drained([], agent_stopped)
+
+    def sibling(state: Any) -> dict[str, Any]:
+        assert agent_stopped.wait(LIMIT), "the agent was never stopped"
+        sibling_saw.append(_drain_requested())
+        return {}
+
+    model = ScriptedChatModel([calls(("work", {"x": 1})), "done"])
+    parent = StateGraph(AgentState)
+    parent.add_node("agent", create_agent(model, [work]))
+    parent.add_node("sibling", sibling)
+    parent.add_edge(START, "agent")
+    parent.add_edge(START, "sibling")
+    compiled = parent.compile()
+
+    stream = compiled.stream({"messages": [("user", "go")]}, stream_mode="updates", subgraphs=True)
+    for _namespace, update in stream:
+        if "model" in update:
+            break
+    stream.close()
+
+    assert sibling_saw == [False]
+
+
+_PLAIN_GRAPH_CLOSED = """
+import sys
+from typing import TypedDict
+
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph.config import get_config
+from langgraph.graph import END, START, StateGraph
+from langgraph.pregel._loop import SyncPregelLoop
+
+exit_before = SyncPregelLoop.__exit__
+loop_attributes = sorted(vars(SyncPregelLoop))
+if "with_graphagent" in sys.argv:
+    import graphagent
+    from graphagent.testing import ScriptedChatModel
+
+    agent = graphagent.create_agent(ScriptedChatModel(["hi", "hi", "hi"]))
+    agent.invoke({"messages": [("user", "hi")]})
+    stream = agent.stream({"messages": [("user", "hi")]}, stream_mode="updates")
+    next(stream)
+    stream.close()
+    holder = StateGraph(graphagent.AgentState)
+    holder.add_node("agent", agent)
+    holder.add_edge(START, "agent")
+    holder.add_edge("agent", END)
+    holder.compile().invoke({"messages": [("user", "hi")]})
+
+
+class State(TypedDict):
+    steps: list[str]
+
+
+controls = []
+
+
+def first(state: State) -> dict[str, list[str]]:
+    controls.append(get_config()["configurable"][CONFIG_KEY_RUNTIME].control)
+    return {"steps": ["first"]}
+
+
+inner = StateGraph(State)
+inner.add_node("first", first)
+inner.add_node("second", lambda state: {"steps": ["second"]})
+inner.add_edge(START, "first")
+inner.add_edge("first", "second")
+inner.add_edge("second", END)
+outer = StateGraph(State)
+outer.add_node("inner", inner.compile())
+outer.add_edge(START, "inner")
+outer.add_edge("inner", END)
+stream = outer.compile().stream({"steps": []}, stream_mode="updates", subgraphs=True)
+for namespace, update in stream:
+    if "first" in update:
+        break
+stream.close()
+print("drain requested:", controls[0].drain_requested, controls[0].drain_reason)
+print("__exit__ unchanged:", SyncPregelLoop.__exit__ is exit_before)
+print("attributes unchanged:", sorted(vars(SyncPregelLoop)) == loop_attributes)
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_plain_graph_runs_as_without_graphagent() -> None:
+    """Importing graphagent and running agents changes nothing of langgraph's for a graph
+    holding no agent: closing its sync stream drains nothing, and langgraph's loop class is the
+    one langgraph defines."""
+
+    def run(*arguments: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", _PLAIN_GRAPH_CLOSED, *arguments],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    without = run()
+    assert without == (
+        "drain requested: False None\n__exit__ unchanged: True\nattributes unchanged: True\n"
+    )
+    assert run("with_graphagent") == without
+
+
+def test_importing_graphagent_leaves_langgraphs_loop_as_it_is() -> None:
+    from langgraph.pregel import _loop
+
+    assert "_graphagent_drains_on_close" not in vars(_loop.SyncPregelLoop)
+    assert _loop.SyncPregelLoop.__exit__.__module__ == "langgraph.pregel._loop"

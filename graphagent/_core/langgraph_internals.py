@@ -3,7 +3,7 @@
 - ``RunnableCallable`` lets a node carry a sync and an async function without the per-call
   tracing overhead of ``RunnableLambda``; langgraph's own nodes are built from it.
 - ``InlineToolNode`` is ``ToolNode`` without a thread pool per single tool call (see below).
-- ``stop_subgraphs_when_closed`` makes closing a sync stream stop the subgraphs still running.
+- ``stop_when_closed`` makes closing a sync stream stop the agents its run is still running.
 - ``update_pairs`` reads a state update the way langgraph does (``Command._update_as_tuples``).
 - ``overwritten`` / ``is_overwrite`` read an ``Overwrite`` in any of the forms langgraph accepts.
 - ``is_control_flow``: what a retry or an error handler must let through untouched.
@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Any, cast
 
 from langchain_core.messages import ToolCall
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph._internal._constants import (
     CONF,
     CONFIG_KEY_CALL,
@@ -41,6 +41,8 @@ from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_READ,
     CONFIG_KEY_READ_STATE,
+    CONFIG_KEY_RUNTIME,
+    CONFIG_KEY_TASK_ID,
     PUSH,
     TASKS,
 )
@@ -57,7 +59,7 @@ from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.pregel._algo import local_read
 from langgraph.pregel._loop import SyncPregelLoop
 from langgraph.pregel._utils import is_xxh3_128_hexdigest as is_interrupt_id
-from langgraph.runtime import Runtime
+from langgraph.runtime import RunControl, Runtime
 from langgraph.types import Command, Overwrite, Send
 
 from graphagent.errors import AgentInputError
@@ -65,6 +67,7 @@ from graphagent.errors import AgentInputError
 __all__ = [
     "REDUCER_CHANNELS",
     "STREAM_CLOSED",
+    "AgentControl",
     "InlineToolNode",
     "RunnableCallable",
     "child_mux",
@@ -77,6 +80,7 @@ __all__ = [
     "overwritten",
     "parent_channels",
     "sends_to",
+    "stop_when_closed",
     "task_runnable",
     "update_pairs",
 ]
@@ -156,40 +160,91 @@ if not all(hasattr(ToolNode, name) for name in _PRIVATE_API):  # pragma: no cove
     InlineToolNode = ToolNode  # type: ignore[misc,assignment]
 
 
-def stop_subgraphs_when_closed() -> None:
-    """Closing a sync stream stops the subgraphs its run is still running.
+class AgentControl(RunControl):
+    """The run control of an agent running inside another graph's run: drained when the agent's
+    own run is (its sync parent's stream was closed, see ``stop_when_closed``) or when the
+    control it was given is (the parent's, or the caller's). Draining it stops the agent and
+    what runs inside it, and nothing else of the parent's run."""
 
-    Closing an async stream cancels the tasks running nodes, and with them any subgraph (an agent
-    added as a node). A sync stream cannot cancel a thread: langgraph waits for every running
-    node to finish, so an agent running as a node would go on calling its model and tools for
-    nobody. Subgraphs share the run's ``RunControl``, and a drained control stops each graph
-    before its next step, so the root loop requests a drain when it is left by ``GeneratorExit``.
+    __slots__ = ("_outer",)
+
+    def __init__(self, outer: RunControl | None) -> None:
+        super().__init__()
+        self._outer = outer
+
+    @property
+    def drain_requested(self) -> bool:
+        return self.drain_reason is not None
+
+    @property
+    def drain_reason(self) -> str | None:
+        own = self._drain_reason
+        return own if own is not None or self._outer is None else self._outer.drain_reason
+
+
+def stop_when_closed(config: RunnableConfig | None, kwargs: dict[str, Any]) -> RunControl | None:
+    """Make closing a sync stream stop this run of an agent at its next step, with what it runs.
+
+    Closing an async stream cancels the tasks running nodes, and with them any agent running
+    inside them. A sync stream cannot cancel a thread: langgraph waits for every running node to
+    finish, so an agent would go on calling its model and tools for nobody. A drained
+    ``RunControl`` stops a graph before its next step, so the agent's run gets a control of its
+    own (in ``kwargs``, which the run's ``stream`` receives):
+
+    - run by the caller, its control (the caller's ``control=``, or a new one) is returned: the
+      agent's own stream drains it when closed;
+    - run inside another graph's sync run, an ``AgentControl``, drained when the stream at the
+      root of that run is left by ``GeneratorExit``: the root loop's exit stack (which unwinds
+      before it waits for the running nodes) gets a callback for this run alone. No class of
+      langgraph's is changed: the graphs that hold no agent run exactly as without graphagent.
     """
-    if hasattr(SyncPregelLoop, "_graphagent_drains_on_close"):
-        return
-    leave = SyncPregelLoop.__exit__
+    configurable = ensure_config(config).get(CONF) or {}
+    given = kwargs.get("control")
+    if CONFIG_KEY_TASK_ID not in configurable:
+        control = given if isinstance(given, RunControl) else RunControl()
+        kwargs["control"] = control
+        return control
+    root = _root_loop(configurable)
+    if root is not None:
+        runtime = configurable.get(CONFIG_KEY_RUNTIME)
+        outer = given if given is not None else getattr(runtime, "control", None)
+        own = kwargs["control"] = AgentControl(outer)
+        root.stack.push(partial(_drain_on_close, own))
+    return None
 
-    def __exit__(
-        self: SyncPregelLoop,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool | None:
-        control = getattr(self, "control", None)
-        if exc_type is GeneratorExit and control is not None and not self.is_nested:
-            control.request_drain(STREAM_CLOSED)
-        return leave(self, exc_type, exc_value, traceback)
 
-    SyncPregelLoop.__exit__ = __exit__  # type: ignore[method-assign]
-    SyncPregelLoop._graphagent_drains_on_close = True  # type: ignore[attr-defined]
+def _root_loop(configurable: Mapping[str, Any]) -> SyncPregelLoop | None:
+    """The loop at the root of the sync run whose task has ``configurable``, or ``None`` (an async
+    run, or a langgraph that no longer shows it: each task's ``CONFIG_KEY_CALL`` holds its loop's
+    ``accept_push``)."""
+    for _ in range(_DEEPEST):
+        call = configurable.get(CONFIG_KEY_CALL)
+        loop = getattr(getattr(call, "keywords", {}).get("schedule_task"), "__self__", None)
+        if not isinstance(loop, SyncPregelLoop):
+            return None
+        if not loop.is_nested:
+            return loop
+        configurable = loop.config.get(CONF) or {}
+    return None  # pragma: no cover - nested deeper than any graph
+
+
+_DEEPEST = 100
+"""How many graphs deep ``_root_loop`` looks for the root of a run."""
+
+
+def _drain_on_close(
+    control: RunControl,
+    exc_type: type[BaseException] | None,
+    exc_value: BaseException | None,
+    traceback: TracebackType | None,
+) -> None:
+    if exc_type is GeneratorExit:
+        control.request_drain(STREAM_CLOSED)
 
 
 def closed_stream(error: BaseException) -> bool:
     """Whether ``error`` stopped a subgraph because the stream of its run was closed."""
     return isinstance(error, GraphDrained) and error.reason == STREAM_CLOSED
-
-
-stop_subgraphs_when_closed()
 
 
 def overwritten(value: Any) -> Any:

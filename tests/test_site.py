@@ -84,3 +84,39 @@ def test_links_to_a_notebook_lead_to_its_page() -> None:
         assert ".ipynb)" not in text
         for stem in re.findall(r"\]\(notebooks/([\w-]+)\.md", text):
             assert (ROOT / "notebooks" / f"{stem}.ipynb").exists(), f"{page.name}: {stem}"
+
+
+TABLE_RULE = re.compile(r"^\|[\s:|-]+\|$")
+
+
+def _table_rows(text: str) -> int:
+    """The rows of the tables in ``text`` as written: the lines starting with ``|`` outside code
+    blocks, less each table's rule line."""
+    rows, fence = 0, ""
+    for line in (line.strip() for line in text.splitlines()):
+        if fence:
+            fence = "" if line.startswith(fence) else fence
+        elif line.startswith(("```", "~~~")):
+            fence = line[:3]
+        elif line.startswith("|") and not TABLE_RULE.match(line):
+            rows += 1
+    return rows
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+def test_every_table_row_is_shown(page: Path) -> None:
+    """A blank line inside a table ends it there: the rows after it show as a paragraph of
+    pipes."""
+    text = page.read_text(encoding="utf-8")
+    shown = _html(text).count("<tr>")
+    assert shown == _table_rows(text), (
+        f"{page.name} writes {_table_rows(text)} table rows and the site shows {shown}: look for a "
+        "blank line inside a table, or a table row without its header and rule line"
+    )
+
+
+def test_a_blank_line_inside_a_table_is_caught() -> None:
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n\n| 3 | 4 |\n"
+
+    assert _html(table).count("<tr>") == 2
+    assert _table_rows(table) == 3

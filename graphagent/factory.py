@@ -20,8 +20,7 @@ from graphagent._core.log import log
 from graphagent._core.options import refuse_unknown_keywords
 from graphagent._core.runtime import DEFAULT_AGENT_NAME
 from graphagent._graph.graph import build_graph
-from graphagent._plan.compile import check_breakpoints, compile_plan
-from graphagent._plan.transformers import stream_transformers
+from graphagent._plan.compile import compile_plan
 from graphagent.agent import CompiledAgent
 from graphagent.explain import explain
 from graphagent.middleware.base import AgentMiddleware
@@ -155,10 +154,10 @@ def create_agent(
         checkpointing_disabled=checkpointer is False,
         fuse_hooks=fuse_hooks,
         answer_malformed=answer_malformed_tool_calls,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        transformers=transformers,
     )
-    check_breakpoints(plan, "interrupt_before", interrupt_before)
-    check_breakpoints(plan, "interrupt_after", interrupt_after)
-    registered = stream_transformers(plan.middleware, transformers)
     graph = build_graph(
         plan,
         model,
@@ -176,7 +175,7 @@ def create_agent(
         debug=debug,
         name=name or DEFAULT_AGENT_NAME,
         cache=cache,
-        transformers=registered,
+        transformers=list(plan.transformers),
     )
     compiled = compiled.with_config(_run_defaults(name))
     agent = CompiledAgent.adopt(compiled, plan, ceiling)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from langchain_core.tools import tool
 
+from graphagent import create_agent
 from graphagent._plan.compile import compile_plan
+from graphagent.errors import MiddlewareError, MiddlewareTypeError
 from graphagent.middleware import AgentMiddleware, after_agent, before_model, hook_config
+from graphagent.testing import ScriptedChatModel
 
 
 class A(AgentMiddleware):
@@ -131,3 +136,79 @@ def test_fused_hooks_make_one_node_per_position_jumping_where_each_hook_would() 
         "after_agent": ("__end__", {"end": "__end__", "model": "before_model"}, False),
     }
     assert plan.routes["after_model"].loop == "before_model"
+
+
+class Watcher(AgentMiddleware):
+    """Observes the other middleware's hooks: records each call it surrounds."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def _hook_observer(self) -> Any:
+        return self._watch
+
+    @contextmanager
+    def _watch(self, middleware: Any, hook: str, payload: Any) -> Iterator[Any]:
+        self.seen.append(f"{middleware.name}.{hook}")
+        yield lambda result: None
+
+
+class Passing(AgentMiddleware):
+    name = "A"
+
+    def before_model(self, state: Any, runtime: Any) -> None: ...
+
+    def after_model(self, state: Any, runtime: Any) -> None: ...
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(request)
+
+
+def test_the_plan_an_agent_shows_holds_the_hooks_that_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agent.plan`` is the finished plan: its hooks are the very objects the graph's nodes
+    run, observers included, and ``build_graph`` recomputes nothing from it."""
+    from graphagent._graph import graph as stage
+
+    built: dict[str, tuple[Any, ...]] = {}
+
+    def spy(name: str, make: Any, hooks: Any) -> Any:
+        def making(*args: Any, **kwargs: Any) -> Any:
+            built[name] = built.get(name, ()) + tuple(hooks(args))
+            return make(*args, **kwargs)
+
+        return making
+
+    monkeypatch.setattr(stage, "hook_node", spy("nodes", stage.hook_node, lambda a: a[0].hooks))
+    monkeypatch.setattr(stage, "model_node", spy("model", stage.model_node, lambda a: a[1]))
+    monkeypatch.setattr(stage, "tools_node", spy("tools", stage.tools_node, lambda a: a[1]))
+    watcher = Watcher()
+    agent = create_agent(ScriptedChatModel(["hi"]), [ping], middleware=[watcher, Passing()])
+
+    ran = {name: [id(hook) for hook in hooks] for name, hooks in built.items()}
+    assert ran == {
+        "nodes": [id(hook) for hook in agent.plan.node_hooks],
+        "model": [id(hook) for hook in agent.plan.hooks["wrap_model_call"]],
+        "tools": [],
+    }
+
+    agent.invoke({"messages": [("user", "hi")]})
+    assert watcher.seen == ["A.before_model", "A.wrap_model_call", "A.after_model"]
+    shown = agent.plan.hooks["before_model"][0]
+    assert shown.sync is not None
+    shown.sync({"messages": []}, None)
+    assert watcher.seen[-1] == "A.before_model"  # the plan's hook is the observed one
+
+
+def test_breakpoints_and_transformers_are_checked_when_the_plan_is_compiled() -> None:
+    with pytest.raises(MiddlewareError, match="fuse_hooks=True runs inside the node"):
+        compile_plan([A()], fuse_hooks=True, interrupt_before=["A.before_model"])
+    with pytest.raises(MiddlewareTypeError, match=r"create_agent\(transformers=\.\.\.\)\[0\]"):
+        compile_plan([A()], transformers=[42])  # type: ignore[list-item]
+
+    plan = compile_plan([A()], transformers=[Factory])
+
+    assert plan.transformers[-1] is Factory
+
+
+def Factory(scope: tuple[str, ...]) -> None:
+    """A stream transformer factory."""

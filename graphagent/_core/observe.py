@@ -1,9 +1,10 @@
 """Hook observers: a middleware that watches every call of the other middleware's hooks.
 
 ``OtelTracingMiddleware(trace_hooks=True)`` is one: it opens a span per call. When an agent is
-built, each middleware is asked for its observer (``AgentMiddleware._hook_observer``); the node
-hooks and the ``wrap_model_call``/``wrap_tool_call`` hooks of every other middleware then run
-inside it. Without an observer the hooks are left as they are, so watching costs nothing.
+compiled, ``compile_plan`` asks each middleware for its observer
+(``AgentMiddleware._hook_observer``); the node hooks and the ``wrap_model_call``/``wrap_tool_call``
+hooks of every other middleware then run inside it, and the finished plan holds them so.
+Without an observer the hooks are left as they are, so watching costs nothing.
 """
 
 from __future__ import annotations

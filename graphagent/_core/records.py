@@ -1,7 +1,8 @@
 """The records every stage passes along: ``Hook``, ``HookGroup``, ``Route`` and ``Plan``.
 
-``compile_plan`` (``graphagent._plan``) makes them, ``build_graph`` (``graphagent._graph``) and the
-run-time code (``graphagent._run``, ``graphagent.agent``) read them. They are plain, frozen data.
+``compile_plan`` (``graphagent._plan``) makes them, finished: checked, observed, with what later
+stages need derived here. ``build_graph`` (``graphagent._graph``), the run-time code
+(``graphagent._run``, ``graphagent.agent``) and ``explain`` read them. They are plain, frozen data.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ class Plan:
     it as the :func:`~graphagent.middleware.base.running_agent`."""
     fused: bool = False
     """Whether the node hooks of each position run as one node (``fuse_hooks``)."""
+    transformers: tuple[Callable[[tuple[str, ...]], Any], ...] = ()
+    """The stream transformers the agent registers, in order, each once (``_plan/transformers``)."""
 
     @property
     def node_hooks(self) -> tuple[Hook, ...]:
@@ -123,6 +126,39 @@ class Plan:
         return tuple(
             group for position in NODE_HOOKS for group in grouped(self.hooks[position], self.fused)
         )
+
+    @property
+    def groups_as_drawn(self) -> tuple[HookGroup, ...]:
+        """The hook nodes in the order LangChain adds them, which is the order drawings list them:
+        middleware by middleware, each one's hooks in run order (``before_agent`` to
+        ``after_agent``). Fused nodes, one per position, come in run order."""
+        if self.fused:
+            return self.groups
+        rank = {id(item): i for i, item in enumerate(self.middleware)}
+        return tuple(
+            sorted(
+                self.groups,
+                key=lambda g: (rank[id(g.hooks[0].middleware)], NODE_HOOKS.index(g.position)),
+            )
+        )
+
+    @property
+    def offered(self) -> tuple[BaseTool | dict[str, Any], ...]:
+        """The tools offered to the model: the agent's to execute, then the provider's."""
+        return (*self.tools, *self.provider_tools)
+
+    @property
+    def return_direct(self) -> Mapping[str, bool]:
+        """Whether each tool ends the run with its result (``return_direct``)."""
+        return MappingProxyType({t.name: bool(t.return_direct) for t in self.tools})
+
+    @property
+    def after_tools(self) -> frozenset[str]:
+        """The nodes that may run right after the tools: where a deferred handoff happens."""
+        route = self.routes.get(TOOLS_NODE)
+        if route is None:
+            return frozenset()
+        return frozenset(n for n in (route.default, route.exit) if n)
 
 
 def grouped(hooks: tuple[Hook, ...], fused: bool) -> tuple[HookGroup, ...]:

@@ -9,9 +9,7 @@ from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
 from langgraph.graph import StateGraph
 
-from graphagent._core.hooks import NODE_HOOKS
-from graphagent._core.observe import observed
-from graphagent._core.records import MODEL_NODE, TOOLS_NODE, HookGroup, Plan
+from graphagent._core.records import MODEL_NODE, TOOLS_NODE, Plan
 from graphagent._core.trace_policy import node_trace_policy
 from graphagent._graph.field_types import field_types
 from graphagent._graph.model_node import ModelSetup, model_node
@@ -32,7 +30,6 @@ def build_graph(
     response_format: Any = None,
     answer_malformed: bool = False,
 ) -> StateGraph[Any, Any, Any, Any]:
-    plan = observed(plan)
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
         schemas.state,
@@ -45,13 +42,12 @@ def build_graph(
     plain_keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, LastValue))
     fields = StateChannels.of(graph.channels, {k: f.owner for k, f in schemas.fields.items()})
     types = field_types(schemas.fields, graph.channels)
-    after_tools = _after_tools(plan)
+    after_tools = plan.after_tools
     registry = ToolRegistry(plan.tools, wrapped=bool(plan.hooks["wrap_tool_call"]))
-    offered = (*plan.tools, *plan.provider_tools)
     setup = ModelSetup(
         model,
         system_message,
-        offered,
+        plan.offered,
         name,
         state_keys,
         plain_keys,
@@ -63,7 +59,7 @@ def build_graph(
     graph.add_node(MODEL_NODE, calls)
     if TOOLS_NODE in plan.routes:
         graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.hooks["wrap_tool_call"]))
-    for group in _drawing_order(plan):
+    for group in plan.groups_as_drawn:
         graph.add_node(
             group.node,
             hook_node(
@@ -76,7 +72,6 @@ def build_graph(
             ),
             trace_policy=node_trace_policy([hook.middleware for hook in group.hooks]),
         )
-    return_direct = {t.name: bool(t.return_direct) for t in plan.tools}
     for source, route in plan.routes.items():
         # As LangChain draws it: a node routes (a dashed edge) when it may jump, even to where
         # it goes anyway, and so do the tools.
@@ -84,25 +79,6 @@ def build_graph(
         if fixed and source != TOOLS_NODE:
             graph.add_edge(source, route.default)
         else:
-            routed = router(source, route, return_direct)
+            routed = router(source, route, plan.return_direct)
             graph.add_conditional_edges(source, routed, destinations(route))
     return graph
-
-
-def _drawing_order(plan: Plan) -> list[HookGroup]:
-    """The hook nodes in the order LangChain adds them, which is the order drawings list them:
-    middleware by middleware, each one's hooks in run order (``before_agent`` to
-    ``after_agent``). Fused nodes, one per position, come in run order."""
-    if plan.fused:
-        return list(plan.groups)
-    rank = {id(item): i for i, item in enumerate(plan.middleware)}
-    return sorted(
-        plan.groups,
-        key=lambda group: (rank[id(group.hooks[0].middleware)], NODE_HOOKS.index(group.position)),
-    )
-
-
-def _after_tools(plan: Plan) -> frozenset[str]:
-    """The nodes that may run right after the tools: where a deferred handoff happens."""
-    route = plan.routes.get(TOOLS_NODE)
-    return frozenset() if route is None else frozenset(n for n in (route.default, route.exit) if n)

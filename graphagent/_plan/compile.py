@@ -5,6 +5,7 @@ The plan is plain data: the graph shape can be tested, printed or drawn without 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
@@ -12,10 +13,12 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from graphagent._core.hooks import POSITIONS, Position
+from graphagent._core.observe import observed
 from graphagent._core.records import Hook, Plan
 from graphagent._core.trace_policy import check_trace_policy
 from graphagent._plan.discover import discover_all
 from graphagent._plan.routes import lay_out
+from graphagent._plan.transformers import Factory, stream_transformers
 from graphagent.errors import DuplicateMiddlewareError, MiddlewareError
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
 from graphagent.state import AgentState, merge_state_schemas
@@ -36,15 +39,51 @@ def compile_plan(
     checkpointing_disabled: bool = False,
     fuse_hooks: bool = False,
     answer_malformed: bool = False,
+    interrupt_before: Sequence[str] | None = None,
+    interrupt_after: Sequence[str] | None = None,
+    transformers: Sequence[Factory] | None = None,
 ) -> Plan:
-    """Validate the middleware list and turn it into a :class:`Plan`; nothing is built yet.
+    """Validate the middleware list and turn it into the finished :class:`Plan` every later
+    stage reads (``build_graph``, the run, ``explain``); nothing is built yet.
 
     ``structured_output``: the agent has a ``response_format``; ``output_tools``: its strategy
     may answer through a tool call (``ToolStrategy``, ``AutoStrategy``), see ``lay_out``.
     Each middleware's ``validate_agent`` sees the agent's tools and whether it has a checkpointer.
     With ``fuse_hooks``, the node hooks of each position run as one node (``HookGroup``).
     ``answer_malformed``: the model node answers malformed tool calls itself (see ``lay_out``).
+    ``interrupt_before``/``interrupt_after`` are checked against the nodes; ``transformers``
+    join those the middleware declare. The hooks a middleware's observer watches run inside it.
     """
+    plan = _laid_out(
+        middleware,
+        tools,
+        state_schema,
+        structured_output=structured_output,
+        output_tools=output_tools,
+        checkpointer=checkpointer,
+        checkpointing_disabled=checkpointing_disabled,
+        fuse_hooks=fuse_hooks,
+        answer_malformed=answer_malformed,
+    )
+    check_breakpoints(plan, "interrupt_before", interrupt_before)
+    check_breakpoints(plan, "interrupt_after", interrupt_after)
+    registered = tuple(stream_transformers(plan.middleware, transformers))
+    return observed(dataclasses.replace(plan, transformers=registered))
+
+
+def _laid_out(
+    middleware: Sequence[Any],
+    tools: Sequence[BaseTool | dict[str, Any]],
+    state_schema: type[Any] | None,
+    *,
+    structured_output: bool,
+    output_tools: bool,
+    checkpointer: bool,
+    checkpointing_disabled: bool,
+    fuse_hooks: bool,
+    answer_malformed: bool,
+) -> Plan:
+    """The plan of the checked list: its hooks in order, its tools, schemas and routes."""
     listed = _check_instances(middleware)
     _check_names(listed)
     stack = ordered(listed)

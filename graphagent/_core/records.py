@@ -18,7 +18,8 @@ from graphagent.errors import AsyncOnlyHookError, hook_label
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from graphagent.middleware.base import AgentFacts, AgentMiddleware
+    from graphagent._core.agent_facts import AgentFacts
+    from graphagent.middleware.base import AgentMiddleware
     from graphagent.state import JumpTo, MergedSchemas
 
 MODEL_NODE = "model"

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_messages
 from langgraph.types import Send
 
+from graphagent._core.agent_facts import RUNNING_AGENT, AgentFacts
 from graphagent._core.bridge import SYNC, EntryPoints, Mode
 from graphagent._core.ceiling import running_ledger
 from graphagent._core.history import FINAL_ANSWER, answered_in_place, pending_tool_calls
@@ -19,7 +20,6 @@ from graphagent._graph.field_types import FieldType, refuse_misfits
 from graphagent._graph.state_view import StateChannels, StateView
 from graphagent._run.handoff import handing_off, handoff_pending
 from graphagent.errors import HookReturnError, note_origin
-from graphagent.middleware.base import RUNNING_AGENT, AgentFacts
 from graphagent.state import JUMP_TARGETS
 
 

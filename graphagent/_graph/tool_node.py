@@ -12,6 +12,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 from langgraph.types import Command
 
+from graphagent._core.agent_facts import ToolCallResult
 from graphagent._core.bridge import ASYNC, SYNC, EntryPoints, Mode, in_mode
 from graphagent._core.langgraph_internals import InlineToolNode
 from graphagent._core.log import tool_step
@@ -19,8 +20,6 @@ from graphagent._core.records import TOOLS_NODE, Hook, async_only_error
 from graphagent._run.chain import LayerCore, build_onion, hook_layers
 from graphagent._run.handoff import deferred, is_handoff
 from graphagent.errors import HookReturnError, note_origin
-
-ToolResult = Any  # ToolMessage | Command
 
 
 def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
@@ -31,14 +30,15 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
     layers = {mode: hook_layers(hooks, mode, _layer) for mode in modes}
 
     async def run(mode: Mode, request: ToolCallRequest, execute: Callable[..., Any]) -> Any:
-        async def base(req: ToolCallRequest) -> ToolResult:
+        async def base(req: ToolCallRequest) -> ToolCallResult:
             try:
-                return await mode.call(execute, req)
+                answer: ToolCallResult = await mode.call(execute, req)
             except ToolInvocationError as exc:
                 return _invalid_arguments(req, exc)
             except Exception as error:
                 note_origin(error, f"the tool '{req.tool_call['name']}'")
                 raise
+            return answer
 
         chain = build_onion(layers[mode], in_mode(base, mode, TOOLS_NODE))
         result = await mode.call(chain, request)
@@ -56,7 +56,7 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
     )
 
 
-def _with_ids(result: ToolResult) -> ToolResult:
+def _with_ids(result: ToolCallResult) -> ToolCallResult:
     """``result`` with an id on each message it adds, as ``add_messages`` gives one.
 
     The calls of one turn run as parallel tasks, and the router after the tools reads each
@@ -76,7 +76,7 @@ def _with_ids(result: ToolResult) -> ToolResult:
 def _layer(hook: Hook, implementation: Callable[..., Any], mode: Mode) -> LayerCore:
     """One ``wrap_tool_call`` layer; what the hook returns must answer the call it was given."""
 
-    async def layer(request: ToolCallRequest, inner: Callable[..., Any]) -> ToolResult:
+    async def layer(request: ToolCallRequest, inner: Callable[..., Any]) -> ToolCallResult:
         try:
             result = await mode.call(implementation, request, inner)
         except Exception as error:
@@ -87,7 +87,7 @@ def _layer(hook: Hook, implementation: Callable[..., Any], mode: Mode) -> LayerC
     return layer
 
 
-def _answer(hook: Hook, request: ToolCallRequest, result: Any) -> ToolResult:
+def _answer(hook: Hook, request: ToolCallRequest, result: Any) -> ToolCallResult:
     """What a ``wrap_tool_call`` layer returned, if it answers this call: a ``ToolMessage`` with
     the call's id, or a ``Command``. Anything else would land in the conversation as is."""
     call_id = request.tool_call["id"]

@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from graphagent._core.agent_facts import AgentFacts
 from graphagent._core.hooks import POSITIONS, Position
 from graphagent._core.observe import observed
 from graphagent._core.records import Hook, Plan
@@ -20,7 +21,7 @@ from graphagent._plan.discover import discover_all
 from graphagent._plan.routes import lay_out
 from graphagent._plan.transformers import Factory, stream_transformers
 from graphagent.errors import DuplicateMiddlewareError, MiddlewareError
-from graphagent.middleware.base import AgentFacts, AgentMiddleware
+from graphagent.middleware.base import AgentMiddleware
 from graphagent.state import AgentState, merge_state_schemas
 
 _FORBIDDEN_IN_NAMES = (":", "|")

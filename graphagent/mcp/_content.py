@@ -46,8 +46,8 @@ class MCPToolArtifact(TypedDict):
     structured_content: Any
 
 
-class ToolResult(Protocol):
-    """What is read from a result: FastMCP's ``CallToolResult`` and the MCP SDK's both fit."""
+class ServerCallResult(Protocol):
+    """What is read from a result: FastMCP's ``CallServerCallResult`` and the MCP SDK's both fit."""
 
     content: list[ContentBlock]
     structured_content: dict[str, Any] | None
@@ -71,7 +71,7 @@ def failed_call_content(error: ToolException) -> Sequence[str | dict[str, Any]]:
     raise error
 
 
-def split(result: ToolResult) -> tuple[list[Block], MCPToolArtifact | None]:
+def split(result: ServerCallResult) -> tuple[list[Block], MCPToolArtifact | None]:
     """The content blocks and the artifact of a result; a result with ``isError`` set raises
     :class:`ToolFailed` carrying its blocks."""
     blocks = [convert(block) for block in result.content]

@@ -38,8 +38,8 @@ from graphagent.mcp import _loop
 from graphagent.mcp._content import (
     Block,
     MCPToolArtifact,
+    ServerCallResult,
     ToolFailed,
-    ToolResult,
     failed_call_content,
     split,
 )
@@ -108,7 +108,7 @@ class _Call:
         return _loop.run(self._call(_for_sync_calls(self.client), arguments))
 
     async def _call(self, client: Client[Any], arguments: dict[str, Any]) -> Output:
-        result: ToolResult
+        result: ServerCallResult
         async with self._reaching(client):
             if asks_by_interrupt(client):
                 result = await call_asking(client, self.upstream_name, self.tool_name, arguments)

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.types import Command, TracePolicy
+from langgraph.types import TracePolicy
 from langgraph.typing import ContextT
 from typing_extensions import TypeVar as DefaultTypeVar
 
+from graphagent._core.agent_facts import (
+    RUNNING_AGENT as RUNNING_AGENT,
+    AgentFacts as AgentFacts,
+    ToolCallResult,
+    running_agent as running_agent,
+)
 from graphagent._core.hooks import jump_targets
-from graphagent._core.options import refuse_unknown_arguments, refuse_unknown_keywords
+from graphagent._core.options import refuse_unknown_keywords
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import AgentState, JumpTo, ResponseT
 
@@ -32,42 +35,9 @@ StateT_co = DefaultTypeVar("StateT_co", default=AgentState[Any], covariant=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@refuse_unknown_arguments
-@dataclass(frozen=True, slots=True)
-class AgentFacts:
-    """What a middleware may check about the agent it is built into."""
-
-    tools: tuple[BaseTool, ...]
-    """Every tool the agent executes (its own and all middleware's)."""
-    checkpointer: bool
-    """Whether ``create_agent`` got a checkpointer (a parent graph may still provide one)."""
-    provider_tools: tuple[dict[str, Any], ...] = ()
-    """Provider-side tools (dicts) offered to the model but executed by the provider."""
-    checkpointing_disabled: bool = False
-    """``create_agent(checkpointer=False)``: the agent never persists, not even under a parent
-    graph that has a checkpointer (``checkpointer=None`` may still inherit one)."""
-
-    @property
-    def tool_names(self) -> frozenset[str]:
-        """The names of every tool the model is offered, named provider tools included."""
-        named = (t.get("name") for t in self.provider_tools)
-        return frozenset(tool.name for tool in self.tools) | {n for n in named if n}
-
-
-RUNNING_AGENT: ContextVar[AgentFacts | None] = ContextVar("graphagent_agent", default=None)
-"""Set by the node running a hook to the facts of that hook's agent."""
-
-
-def running_agent() -> AgentFacts | None:
-    """The facts of the agent whose node hook is running (``None`` outside one).
-
-    A middleware instance may serve several agents; what ``validate_agent`` saw is the last
-    agent built, while this is the one running now.
-    """
-    return RUNNING_AGENT.get()
-
-
-ToolResult = ToolMessage | Command[Any]
+ToolResult = ToolCallResult
+"""What a ``wrap_tool_call`` hook returns: a ``ToolMessage`` answering the call, or a
+``Command``."""
 
 
 class AgentMiddleware(Generic[StateT, ContextT, ResponseT]):

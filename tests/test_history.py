@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from graphagent._core.history import answer_malformed_calls, pair_tool_calls
+from graphagent._core.history import answer_malformed_calls, call_ids, pair_tool_calls
 
 CALL_IDS = ("c1", "c2", "c3", "c4", "c5")
 
@@ -120,3 +120,16 @@ def test_a_history_changed_in_place_after_a_check_is_read_again() -> None:
 
     repaired = pair_tool_calls(history)
     assert shape(repaired)[-1] == ("ToolMessage", repaired[-1].content, "c2")
+
+
+def test_an_empty_id_is_an_id_and_a_missing_one_is_none() -> None:
+    message = AIMessage(
+        "",
+        tool_calls=[{"name": "a", "args": {}, "id": ""}, {"name": "b", "args": {}, "id": "b1"}],
+        invalid_tool_calls=[
+            {"type": "invalid_tool_call", "name": "c", "args": "x", "id": None, "error": None},
+            {"type": "invalid_tool_call", "name": "d", "args": "x", "id": "d1", "error": None},
+        ],
+    )
+
+    assert call_ids(message) == ["", "b1", "d1"]

@@ -102,7 +102,7 @@ def pair_tool_calls(messages: list[Any]) -> list[Any]:
     """
     if not _ledger(messages).unpaired:
         return messages
-    called = {_id for m in messages if isinstance(m, AIMessage) for _id in _call_ids(m)}
+    called = {_id for m in messages if isinstance(m, AIMessage) for _id in call_ids(m)}
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     repaired: list[Any] = []
     missing: list[str] = []
@@ -115,13 +115,15 @@ def pair_tool_calls(messages: list[Any]) -> list[Any]:
         repaired += _fill(missing, text)
         repaired.append(message)
         if isinstance(message, AIMessage):
-            ids = _call_ids(message)
+            ids = call_ids(message)
             missing = [i for i in ids if i not in answered]
             text = RESULT_NOT_KEPT if len(missing) < len(ids) else UNANSWERED
     return repaired + _fill(missing, text)
 
 
-def _call_ids(message: AIMessage) -> list[str]:
+def call_ids(message: AIMessage) -> list[str]:
+    """The ids of ``message``'s tool calls, valid and malformed, in order; ``""`` is an id, as in
+    LangChain (a call without one, ``None``, has none)."""
     return [*_ids(message.tool_calls), *_ids(message.invalid_tool_calls)]
 
 
@@ -175,7 +177,7 @@ class _Ledger:
             elif isinstance(message, AIMessage) and (
                 message.tool_calls or message.invalid_tool_calls
             ):
-                calls.update(_call_ids(message))
+                calls.update(call_ids(message))
                 invalid.update(_ids(message.invalid_tool_calls))
         if not calls and not answers:
             return replace(self, messages=list(messages))

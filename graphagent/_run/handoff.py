@@ -36,7 +36,7 @@ from langgraph.errors import ParentCommand
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
-from graphagent._core.history import RESULT_NOT_KEPT, UNANSWERED
+from graphagent._core.history import RESULT_NOT_KEPT, UNANSWERED, call_ids
 from graphagent._core.langgraph_internals import update_pairs
 
 Core = Callable[[Any, Any, Any], Coroutine[Any, Any, Any]]
@@ -119,7 +119,7 @@ def _answered_turn(
     call order: the carried answer, else the one in the agent's state, else one saying it did
     not run."""
     given = {m.tool_call_id: _unmarked(m) for m in answers}
-    calls = _call_ids(ai)
+    calls = call_ids(ai)
     carried_answers = {
         m.tool_call_id: m for m in carried if isinstance(m, ToolMessage) and m.tool_call_id in calls
     }
@@ -183,12 +183,6 @@ def _replaces_all(messages: list[BaseMessage]) -> bool:
 def _unmarked(message: ToolMessage) -> ToolMessage:
     metadata = {k: v for k, v in message.response_metadata.items() if k != HANDOFF}
     return message.model_copy(update={"response_metadata": metadata})
-
-
-def _call_ids(message: AIMessage) -> list[str]:
-    ids = [call["id"] for call in message.tool_calls]
-    ids += [call.get("id") for call in message.invalid_tool_calls]
-    return [i for i in ids if i]
 
 
 def _as_list(goto: Any) -> list[Any]:

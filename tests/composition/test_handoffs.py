@@ -264,3 +264,23 @@ def test_a_handoff_from_an_agent_behind_as_tool_is_refused(how_call: str) -> Non
         "runs inside a tool call, not as a node of a parent graph"
     )
     assert outer_model.call_count == 1
+
+
+def test_a_call_whose_id_is_empty_keeps_its_answer_in_the_handoff() -> None:
+    """``""`` is an id, as in LangChain: the call it names is answered once, with its result."""
+    handoff = handoff_tool(to="bob")
+    turn = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "lookup", "args": {"query": "flights"}, "id": ""},
+            {"name": handoff.name, "args": {}, "id": "to-bob"},
+        ],
+    )
+    alice = create_agent(ScriptedChatModel([turn]), [lookup, handoff], name="alice")
+    bob = create_agent(ScriptedChatModel(["Bob: booked."]), name="bob")
+
+    messages = team(alice, bob).invoke({"messages": [("user", "Book a flight")]})["messages"]
+
+    answered_exactly_once(messages)
+    answers = {m.tool_call_id: m.content for m in messages if isinstance(m, ToolMessage)}
+    assert answers[""] == "found flights"

@@ -188,7 +188,7 @@ def _overridden(known: StateField | None, field: StateField) -> StateField:
     """The caller's declaration of a field, kept as strict in visibility as the one it replaces."""
     if known is None or known.owner == field.owner:
         return field
-    if _bare(known.annotation) != _bare(field.annotation):
+    if _unrequired(known.annotation) != _unrequired(field.annotation):
         _log.info(
             "State field '%s': the state_schema's declaration %s replaces %s from '%s'.",
             field.name,
@@ -202,7 +202,7 @@ def _overridden(known: StateField | None, field: StateField) -> StateField:
 def _conflict(known: StateField, field: StateField) -> StateSchemaConflictError:
     shown = show_type(known.annotation), show_type(field.annotation)
     if shown[0] == shown[1]:  # they differ in Annotated metadata that show_type leaves out
-        shown = repr(_bare(known.annotation)), repr(_bare(field.annotation))
+        shown = repr(_unrequired(known.annotation)), repr(_unrequired(field.annotation))
     return StateSchemaConflictError(
         f"State field '{field.name}' is declared as {shown[0]} by '{known.owner}' and as "
         f"{shown[1]} by '{field.owner}'; declare it with the same type and reducer in both "
@@ -254,13 +254,15 @@ def _split_required(annotation: Any) -> tuple[Any, Any]:
     return None, annotation
 
 
-def _bare(annotation: Any) -> Any:
+def _unrequired(annotation: Any) -> Any:
+    """``annotation`` out of ``Required``/``NotRequired``; its ``Annotated`` reducer stays, as it
+    decides how the field is stored (``graphagent._core.annotations.bare`` drops that too)."""
     return _split_required(annotation)[1]
 
 
 def _same_values(a: Any, b: Any) -> bool:
     """Whether two declarations of a field hold the same values, however they are stored."""
-    return bool(_storage_blind(_bare(a)) == _storage_blind(_bare(b)))
+    return bool(_storage_blind(_unrequired(a)) == _storage_blind(_unrequired(b)))
 
 
 def _storage_blind(annotation: Any) -> Any:
@@ -280,7 +282,7 @@ def _storage_blind(annotation: Any) -> Any:
 def show_type(annotation: Any) -> str:
     """A field's type for messages: ``int``, ``list[str] (reducer add)``; visibility markers and
     ``NotRequired`` are left out."""
-    bare = _bare(annotation)
+    bare = _unrequired(annotation)
     reducer = _reducer(bare)
     return f"{_type_name(bare)} (reducer {reducer})" if reducer else _type_name(bare)
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, NotRequired
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
-from typing_extensions import TypedDict
+from typing_extensions import ReadOnly, TypedDict
 
 from graphagent import HookReturnError, create_agent
 from graphagent.errors import AgentInputError, MisnamedHookWarning, UnknownArgumentError
@@ -154,6 +154,7 @@ class Ledger(AgentState):
     tags: NotRequired[list[str]]
     log: NotRequired[Annotated[list[str], lambda old, new: [*old, *new]]]
     anything: NotRequired[Any]
+    rank: NotRequired[ReadOnly[int]]
 
 
 @pytest.mark.parametrize(
@@ -163,6 +164,7 @@ class Ledger(AgentState):
         ({"mood": "sad"}, "'mood' is declared as Literal['calm', 'angry'] by 'Bank'"),
         ({"tags": "a, b"}, "'tags' is declared as list[str] by 'Bank'"),
         ({"ratio": "half"}, "'ratio' is declared as float"),
+        ({"rank": "first"}, "returned rank='first' (str), but the state field 'rank' is "),
     ],
 )
 def test_a_hook_update_of_the_wrong_plain_type_is_refused(

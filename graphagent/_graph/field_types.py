@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NotRequired, Required, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from langgraph.channels import LastValue
 
+from graphagent._core.annotations import bare
 from graphagent.errors import HookReturnError
 from graphagent.state import StateField, show_type
 
@@ -64,7 +65,7 @@ def refuse_misfits(label: str, update: Mapping[str, Any], types: Mapping[str, Fi
 
 
 def _field_type(field: StateField) -> FieldType | None:
-    base = _bare(field.annotation)
+    base = bare(field.annotation)
     shown = show_type(field.annotation)
     if get_origin(base) is Literal:
         return FieldType(shown, field.owner, values=get_args(base))
@@ -73,10 +74,3 @@ def _field_type(field: StateField) -> FieldType | None:
         return None
     classes: tuple[type, ...] = (int, float) if container is float else (container,)
     return FieldType(shown, field.owner, classes=classes)
-
-
-def _bare(annotation: Any) -> Any:
-    """The type itself, out of ``NotRequired[...]``, ``Required[...]`` and ``Annotated[...]``."""
-    while get_origin(annotation) in (NotRequired, Required, Annotated):
-        annotation = get_args(annotation)[0]
-    return annotation

@@ -16,18 +16,17 @@ import types
 import typing
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, Required
+from typing import Any
 
 from langgraph.channels import BaseChannel, BinaryOperatorAggregate
 from langgraph.graph.message import add_messages
-from typing_extensions import ReadOnly
 
+from graphagent._core.annotations import bare
 from graphagent._core.langgraph_internals import REDUCER_CHANNELS
 from graphagent._core.message_deltas import merges_messages
 from graphagent.errors import StateSchemaConflictError, note_origin
 from graphagent.state import StateField
 
-_WRAPPERS = (Required, NotRequired, ReadOnly)
 _NUMBERS = (int, float, complex)
 
 
@@ -113,7 +112,7 @@ def _owner(owner: str) -> str:
 def fits(left: Any, right: Any) -> bool:
     """Whether values of type ``left`` and of type ``right`` may be one another's: ``False`` only
     when they certainly cannot (``int`` and ``str``, ``list[str]`` and ``list[int]``)."""
-    left, right = _bare(left), _bare(right)
+    left, right = bare(left), bare(right)
     if left is right or left == right or Any in (left, right) or object in (left, right):
         return True
     left_options, right_options = _options(left), _options(right)
@@ -131,21 +130,11 @@ def fits(left: Any, right: Any) -> bool:
     return all(fits(a, b) for a, b in zip(left_args, right_args, strict=True) if a is not ...)
 
 
-def _bare(typ: Any) -> Any:
-    """``typ`` without what does not change its values: ``Annotated``, ``NotRequired``, ..."""
-    while True:
-        origin = typing.get_origin(typ)
-        if origin is typing.Annotated or origin in _WRAPPERS:
-            typ = typing.get_args(typ)[0]
-        else:
-            return typ
-
-
 def _options(typ: Any) -> tuple[Any, ...]:
     """The members of a union (or the types of a ``Literal``'s values); ``typ`` alone otherwise."""
     origin = typing.get_origin(typ)
     if origin is typing.Union or origin is types.UnionType:
-        return tuple(_bare(t) for t in typing.get_args(typ))
+        return tuple(bare(t) for t in typing.get_args(typ))
     if origin is typing.Literal:
         return tuple(dict.fromkeys(type(value) for value in typing.get_args(typ)))
     return (typ,)
@@ -161,7 +150,7 @@ def _related(left: type, right: type) -> bool:
 
 
 def _shown(typ: Any) -> str:
-    typ = _bare(typ)
+    typ = bare(typ)
     if isinstance(typ, type) and not typing.get_args(typ):
         return typ.__qualname__
     return repr(typ).replace("typing.", "")

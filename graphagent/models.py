@@ -8,7 +8,6 @@ guessed from the model name (``gpt-...`` is OpenAI, ``claude...`` is Anthropic, 
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Callable
 from contextlib import suppress
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
+from graphagent._core.log import log
 from graphagent._models.configurable import (
     ConfigurableChatModel,
     checked_fields,
@@ -28,7 +28,6 @@ from graphagent.errors import MiddlewareError, MiddlewareTypeError
 if TYPE_CHECKING:
     from graphagent._core.bridge import Mode
 
-_log = logging.getLogger("graphagent")
 
 __all__ = [
     "BaseChatModel",
@@ -270,7 +269,7 @@ def _duck_model(owner: str, option: str, value: object) -> BaseChatModel:
             f"{owner}: {option} is {type(value).__name__}; pass a chat model or a model id such "
             "as 'openai:gpt-4o-mini' (or a configurable model from init_chat_model())."
         )
-    _log.debug(
+    log.debug(
         "%s: %s is a %s, not a BaseChatModel; it is called as a chat model",
         owner,
         option,

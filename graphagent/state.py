@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import UnionType
@@ -26,12 +25,10 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict, TypeVar, is_typeddict
 
 from graphagent._core.hooks import JUMP_TARGETS as JUMP_TARGETS, JumpTo as JumpTo
+from graphagent._core.log import log
 from graphagent._core.message_deltas import add_message_batches
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, StateSchemaConflictError
-
-_log = logging.getLogger("graphagent")
-
 
 ResponseT = TypeVar("ResponseT", default=Any)
 """The type of the ``structured_response`` field: what ``response_format`` parses into."""
@@ -189,7 +186,7 @@ def _overridden(known: StateField | None, field: StateField) -> StateField:
     if known is None or known.owner == field.owner:
         return field
     if _unrequired(known.annotation) != _unrequired(field.annotation):
-        _log.info(
+        log.info(
             "State field '%s': the state_schema's declaration %s replaces %s from '%s'.",
             field.name,
             show_type(field.annotation),

@@ -68,3 +68,15 @@ def test_every_folder_is_a_package() -> None:
     reader cannot follow and a wheel may leave out."""
     folders = {p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__"}
     assert not [_where(f) for f in folders if not (f / "__init__.py").exists()]
+
+
+def test_the_package_logger_is_made_once() -> None:
+    """Every module logs to ``graphagent`` through ``_core/log.py``'s ``log``; only the LangChain
+    shim, which imports none of the engine, names the logger itself. Built-ins may log to their
+    own child loggers (``graphagent.middleware.pii``), which the package's configuration covers."""
+    makers = {
+        _where(path)
+        for path in _modules()
+        if 'getLogger("graphagent")' in path.read_text(encoding="utf-8")
+    }
+    assert makers == {"graphagent/_core/log.py", "graphagent/_langchain/install.py"}

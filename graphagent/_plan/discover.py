@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +18,7 @@ from graphagent._core.hooks import (
     jump_targets,
     near_hook,
 )
+from graphagent._core.log import log
 from graphagent._core.records import Hook
 from graphagent.errors import (
     MiddlewareError,
@@ -27,8 +27,6 @@ from graphagent.errors import (
 )
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.state import AgentState
-
-_log = logging.getLogger("graphagent")
 
 
 def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
@@ -39,7 +37,7 @@ def discover_all(middleware: AgentMiddleware[Any, Any, Any]) -> list[Hook]:
     if found:
         _warn_hook_like_names(middleware)
     if not found and _does_nothing(middleware):
-        _log.info(
+        log.info(
             "'%s' defines no hook, no tools and no state_schema, so it does nothing; implement "
             "one of %s (or its async twin) or %s, or leave it out of the middleware list",
             middleware.name,

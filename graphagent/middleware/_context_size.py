@@ -6,7 +6,6 @@ providers reject a tool answer without its call (and a call without its answer).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypedDict, cast
@@ -14,6 +13,7 @@ from typing import Literal, TypeAlias, TypedDict, cast
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 
+from graphagent._core.log import log
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
 
 ContextFraction: TypeAlias = tuple[Literal["fraction"], float]
@@ -46,7 +46,6 @@ TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
 Trigger: TypeAlias = ContextSize | TriggerClause | list[ContextSize | TriggerClause]
 
 _KINDS = ("tokens", "messages", "fraction")
-_log = logging.getLogger("graphagent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +286,7 @@ def _trigger_clauses(owner: str, trigger: object) -> tuple[_Clause, ...]:
         )
     items = trigger if isinstance(trigger, list) else [trigger]
     if not items:
-        _log.info("%s: trigger is an empty list, so it never summarizes", owner)
+        log.info("%s: trigger is an empty list, so it never summarizes", owner)
     return tuple(_clause(owner, item) for item in items)
 
 

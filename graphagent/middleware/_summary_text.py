@@ -4,7 +4,6 @@ the prompt overflowed the model's window; and the message the summary becomes.""
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,9 +11,8 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, Remov
 from langchain_core.messages.utils import get_buffer_string, trim_messages
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from graphagent._core.log import log
 from graphagent.middleware._context_size import TokenCounter
-
-_log = logging.getLogger("graphagent")
 
 SUMMARY_HEADER = "Here is a summary of the conversation to date:"  # LangChain 1.5.2's words
 """The first line of the summary message that replaces the older messages."""
@@ -64,7 +62,7 @@ def shortened(text: str, count: TokenCounter, window: int | None) -> str | None:
     if chars <= 0:
         return None
     head = chars // 4
-    _log.debug(
+    log.debug(
         "summary prompt overflowed the model's window; retrying with about %d of %d tokens "
         "of the conversation",
         budget,

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from graphagent._core.log import log
 from graphagent.errors import MiddlewareError
 from graphagent.middleware.base import AgentFacts
-
-_log = logging.getLogger("graphagent")
 
 
 def tool_names(
@@ -81,7 +79,7 @@ def note_unknown(
     (one middleware shared by agents with different tools, say)."""
     executed, unknown = _unknown(names, agent)
     if unknown:
-        _log.info(
+        log.info(
             "%s: %s names %s, which the agent does not have (its tools are %s); they never apply",
             owner,
             parameter,

@@ -3,7 +3,6 @@ into, checked when the agent is built; the checkpointer, looked for before a rev
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeGuard, cast
@@ -12,6 +11,7 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import CONF, CONFIG_KEY_CHECKPOINTER
 from pydantic import BaseModel
 
+from graphagent._core.log import log
 from graphagent.errors import MiddlewareError
 from graphagent.middleware._hitl.types import (
     CONFIG_KEYS,
@@ -23,7 +23,6 @@ from graphagent.middleware._hitl.types import (
 from graphagent.middleware.base import AgentFacts
 
 OWNER = "HumanInTheLoopMiddleware"
-_log = logging.getLogger("graphagent")
 
 
 def checked_mode(interrupt_mode: Any) -> InterruptMode:
@@ -122,7 +121,7 @@ def warn_without_checkpointer(config: Mapping[str, Any], tools: Sequence[str]) -
     # or the one a parent graph lends its subgraphs. Without one an interrupt can never resume.
     if config.get(CONF, {}).get(CONFIG_KEY_CHECKPOINTER) is not None:
         return
-    _log.warning(
+    log.warning(
         "%s: a review of %s pauses this run, which has no checkpointer, so it cannot be "
         "resumed: the run ends with the interrupt and Command(resume=...) cannot carry it on. "
         "Pass create_agent(..., checkpointer=InMemorySaver()) (or another saver), or run the "
@@ -147,7 +146,7 @@ def checked_agent(agent: AgentFacts, named: Sequence[str]) -> Mapping[str, BaseT
     if unknown:
         provider = sorted(set(unknown) & agent.tool_names)
         note = f"; {provider} run at the model provider and cannot be reviewed" if provider else ""
-        _log.info(
+        log.info(
             "%s: interrupt_on names %s, which this agent does not run, so they are never "
             "reviewed here (its tools are %s%s)",
             OWNER,

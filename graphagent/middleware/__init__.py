@@ -5,8 +5,11 @@ light, and a built-in that fails to import (``OtelTracingMiddleware`` without th
 fails only where it is used.
 """
 
+import ast as _ast
 import importlib as _importlib
+from functools import cache as _cache
 from inspect import ismodule as _ismodule
+from pathlib import Path as _Path
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from langgraph.prebuilt.tool_node import (
@@ -55,100 +58,38 @@ from graphagent.state import (
     ResponseT as ResponseT,
 )
 
-# Each built-in module and the public names it gives this package.
-_BUILT_INS: dict[str, tuple[str, ...]] = {
-    "auto_mode": ("AutoModeMiddleware",),
-    "budget": (
-        "BudgetAccount",
-        "BudgetExceededError",
-        "BudgetLine",
-        "BudgetMiddleware",
-        "BudgetState",
-        "Spend",
-    ),
-    "context_editing": ("ClearToolUsesEdit", "ContextEditingMiddleware"),
-    "file_search": ("FilesystemFileSearchMiddleware",),
-    "final_answer_filter": ("FinalAnswerFilterMiddleware",),
-    "human_in_the_loop": (
-        "Action",
-        "ActionRequest",
-        "ApproveDecision",
-        "Decision",
-        "DecisionType",
-        "EditDecision",
-        "HITLRequest",
-        "HITLResponse",
-        "HumanInTheLoopMiddleware",
-        "HumanInTheLoopState",
-        "InterruptMode",
-        "InterruptOnConfig",
-        "InvalidDecisionError",
-        "RejectDecision",
-        "RespondDecision",
-        "ReviewConfig",
-        "ToolApprovalRequest",
-    ),
-    "model_call_limit": (
-        "ModelCallLimitExceededError",
-        "ModelCallLimitMiddleware",
-        "ModelCallLimitState",
-    ),
-    "model_fallback": ("ModelFallbackMiddleware",),
-    "model_refusal": ("ModelRefusalMiddleware",),
-    "model_retry": ("ModelRetryMiddleware",),
-    "model_router": ("ModelChoice", "ModelRouterMiddleware"),
-    "pii": (
-        "PIIDetectionError",
-        "PIIMatch",
-        "PIIMiddleware",
-        "RedactionRule",
-        "detect_credit_card",
-        "detect_email",
-        "detect_ip",
-        "detect_mac_address",
-        "detect_url",
-    ),
-    "provider_tool_search": ("ProviderToolSearchMiddleware",),
-    "shell_tool": (
-        "CodexSandboxExecutionPolicy",
-        "DockerExecutionPolicy",
-        "HostExecutionPolicy",
-        "ShellToolMiddleware",
-    ),
-    "summarization": ("ContextSize", "SummarizationMiddleware", "TriggerClause"),
-    "todo": (
-        "WRITE_TODOS_SYSTEM_PROMPT",
-        "WRITE_TODOS_TOOL_DESCRIPTION",
-        "PlanningState",
-        "Todo",
-        "TodoListMiddleware",
-        "write_todos",
-    ),
-    "tool_call_deduplication": ("ToolCallDeduplicationMiddleware",),
-    "tool_call_limit": (
-        "ExitBehavior",
-        "ToolCallLimitExceededError",
-        "ToolCallLimitMiddleware",
-        "ToolCallLimitState",
-    ),
-    "trace_policy": ("TracePolicy", "configure_trace_policy", "omit_payload"),
-    "tool_emulator": ("LLMToolEmulator",),
-    "tool_error": ("ToolErrorMiddleware",),
-    "tool_retry": ("ToolRetryMiddleware",),
-    "tool_timeout": ("ToolTimeoutError", "ToolTimeoutMiddleware"),
-    "tool_selection": ("LLMToolSelectorMiddleware",),
-    "otel": ("OtelTracingMiddleware",),
-}
-_HOME = {name: module for module, names in _BUILT_INS.items() for name in names}
-
-_EXPORTED_EAGERLY = [  # what the imports above bring, not the submodules they load
+_EXPORTED_EAGERLY = tuple(  # what the imports above bring, not the submodules they load
     name for name, value in globals().items() if not name.startswith("_") and not _ismodule(value)
-]
-__all__ = sorted((*_EXPORTED_EAGERLY, *_HOME))
+)
+
+
+@_cache
+def _built_ins() -> dict[str, str]:
+    """Each built-in's public name and the module it comes from, as the type-checking imports at
+    the end of this file list them: the one list of the built-ins, which type checkers and IDEs
+    read as it is written and this package reads (once, on first use) to load them."""
+    source = _Path(__file__).read_text(encoding="utf-8")
+    listing = next(
+        node
+        for node in _ast.parse(source).body
+        if isinstance(node, _ast.If) and _ast.unparse(node.test) == "_TYPE_CHECKING"
+    )
+    return {
+        alias.asname or alias.name: node.module.rpartition(".")[2]
+        for node in listing.body
+        if isinstance(node, _ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+
+
+def _public() -> list[str]:
+    return sorted((*_EXPORTED_EAGERLY, *_built_ins()))
 
 
 def __getattr__(name: str) -> object:
-    module = _HOME.get(name)
+    if name == "__all__":  # derived on first use, like the built-ins
+        return _public()
+    module = _built_ins().get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
@@ -157,10 +98,12 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return _public()
 
 
-if _TYPE_CHECKING:  # the same names for type checkers; tests/test_imports.py keeps them equal
+# The built-ins, each from its own module: the one list of their public names. Type checkers and
+# IDEs read these imports; at run time nothing is imported here, and ``_built_ins`` reads them.
+if _TYPE_CHECKING:
     from graphagent.middleware.auto_mode import (
         AutoModeMiddleware as AutoModeMiddleware,
     )

@@ -10,7 +10,6 @@ from graphagent.errors import (
     CompositionError,
     DuplicateMiddlewareError,
     GraphAgentError,
-    HooklessMiddlewareWarning,
     HookReturnError,
     LangChainImportedError,
     MalformedToolCallError,
@@ -21,6 +20,7 @@ from graphagent.errors import (
     StateSchemaConflictError,
     ToolSelectionError,
     UnregisteredToolError,
+    deprecated_name as _deprecated_name,
 )
 from graphagent.explain import explain
 from graphagent.factory import create_agent
@@ -40,7 +40,6 @@ __all__ = [
     "DuplicateMiddlewareError",
     "GraphAgentError",
     "HookReturnError",
-    "HooklessMiddlewareWarning",
     "LangChainImportedError",
     "MalformedToolCallError",
     "MiddlewareError",
@@ -59,3 +58,8 @@ __all__ = [
     "init_chat_model",
     "install_as_langchain",
 ]
+
+
+def __getattr__(name: str) -> type[Warning]:
+    """Deprecated names, which still import with a ``DeprecationWarning``."""
+    return _deprecated_name(__name__, name, stacklevel=2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from langgraph.errors import GraphRecursionError
 
 
@@ -51,10 +53,34 @@ class CompositionError(GraphAgentError, ValueError):
     fan-out that would share one saved state, or an interrupt that could not resume."""
 
 
-class HooklessMiddlewareWarning(UserWarning):
-    """Deprecated, no longer emitted: a middleware that defines no hook, tool or state is noted
-    on the ``graphagent`` logger instead, as LangChain takes one without a word. Kept so that
-    warning filters and imports naming it still work."""
+class _HooklessMiddlewareWarning(UserWarning):
+    """Deprecated, never emitted: a middleware that defines no hook, tool or state is noted on the
+    ``graphagent`` logger instead, as LangChain takes one without a word. The name
+    ``HooklessMiddlewareWarning`` still imports, with a ``DeprecationWarning``."""
+
+
+_HooklessMiddlewareWarning.__name__ = _HooklessMiddlewareWarning.__qualname__ = (
+    "HooklessMiddlewareWarning"
+)
+_DEPRECATED = {"HooklessMiddlewareWarning": _HooklessMiddlewareWarning}
+
+
+def deprecated_name(module: str, name: str, stacklevel: int) -> type[Warning]:
+    """A deprecated name of ``module``, with the ``DeprecationWarning`` saying so, or an
+    ``AttributeError`` for a name that never was."""
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{module}.{name} is deprecated and never emitted: a middleware without hooks is noted "
+        "on the 'graphagent' logger instead; remove the name from your imports and filters.",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return _DEPRECATED[name]
+
+
+def __getattr__(name: str) -> type[Warning]:
+    return deprecated_name(__name__, name, stacklevel=2)
 
 
 def hook_label(middleware_name: str, hook: str) -> str:

@@ -257,3 +257,15 @@ def test_the_api_reference_shows_every_public_name() -> None:
         f"{missing} are not in the API reference: add a '::: <module>.<name>' line for each to "
         "a page of docs/reference/ (a new built-in goes in built-ins.md)"
     )
+
+
+@pytest.mark.parametrize("module", ["graphagent", "graphagent.errors"])
+def test_a_name_never_emitted_still_imports_with_a_deprecation_warning(module: str) -> None:
+    with pytest.warns(DeprecationWarning, match="HooklessMiddlewareWarning is deprecated"):
+        hookless = importlib.import_module(module).HooklessMiddlewareWarning
+
+    assert issubclass(hookless, UserWarning)
+    assert hookless.__name__ == "HooklessMiddlewareWarning"
+    assert "HooklessMiddlewareWarning" not in importlib.import_module("graphagent").__all__
+    with pytest.raises(AttributeError, match="NoSuchWarning"):
+        importlib.import_module(module).NoSuchWarning  # noqa: B018

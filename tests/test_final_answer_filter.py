@@ -13,7 +13,7 @@ from langgraph.constants import TAG_NOSTREAM
 
 from graphagent import create_agent
 from graphagent.middleware import wrap_model_call
-from graphagent.middleware._replay import hold_back
+from graphagent.middleware._kit.replay import hold_back
 from graphagent.middleware.final_answer_filter import (
     FinalAnswerFilterMiddleware,
     final_answer_view,

@@ -29,13 +29,13 @@ from graphagent.middleware import (
     AgentMiddleware,
     ModelRequest,
     ModelResponse,
-    _retry,
     after_model,
     before_model,
     hook_config,
     wrap_model_call,
     wrap_tool_call,
 )
+from graphagent.middleware._kit import retry as _retry
 from graphagent.middleware.human_in_the_loop import (
     HumanInTheLoopMiddleware,
     InterruptOnConfig,

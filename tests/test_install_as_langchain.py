@@ -117,7 +117,7 @@ def test_a_langchain_module_graphagent_has_no_counterpart_of_is_not_found() -> N
         import graphagent
         graphagent.install_as_langchain()
 
-        import graphagent.middleware._retry
+        import graphagent.middleware._kit.retry
         for name in ("langchain.agents.middleware._retry", "langchain.agents.nothing",
                      "langchain.agents.middleware.nothing", "langchain.nothing"):
             try:

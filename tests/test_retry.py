@@ -20,8 +20,8 @@ from langgraph.types import Command, interrupt
 from graphagent import create_agent
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent.errors import MiddlewareError
-from graphagent.middleware import _retry
-from graphagent.middleware._retry import Exhausted, RetryPolicy, call_with_retries, retry_policy
+from graphagent.middleware._kit import retry as _retry
+from graphagent.middleware._kit.retry import Exhausted, RetryPolicy, call_with_retries, retry_policy
 from graphagent.middleware.model_retry import ModelRetryMiddleware
 from graphagent.middleware.tool_retry import ToolRetryMiddleware
 from graphagent.testing import ScriptedChatModel, calls

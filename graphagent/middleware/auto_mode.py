@@ -24,13 +24,13 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import hook_label
-from graphagent.middleware._decisions import (
+from graphagent.middleware._kit.decisions import (
     answer_to,
     checked_classifier,
     classify,
     invalid_option,
 )
-from graphagent.middleware._tool_option import note_unknown
+from graphagent.middleware._kit.tool_option import note_unknown
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, ToolResult
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.state import AgentState, ResponseT

@@ -24,7 +24,7 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
-from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._kit.cores import ModelCallCore
 from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, PrivateStateAttr, ResponseT

@@ -22,8 +22,8 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError
-from graphagent.middleware._context_size import TokenCounter
-from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._kit.context_size import TokenCounter
+from graphagent.middleware._kit.cores import ModelCallCore
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 

@@ -10,8 +10,8 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._replay import hold_back
+from graphagent.middleware._kit.cores import ModelCallCore
+from graphagent.middleware._kit.replay import hold_back
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT
 

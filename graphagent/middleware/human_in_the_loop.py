@@ -69,7 +69,6 @@ from graphagent._core.bridge import Mode
 from graphagent._core.history import pending_tool_calls
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
-from graphagent.middleware._cores import ToolCallCore
 from graphagent.middleware._hitl.answers import (
     EditRules,
     as_json_schema,
@@ -118,6 +117,7 @@ from graphagent.middleware._hitl.types import (
     ReviewConfig,
     ToolApprovalRequest,
 )
+from graphagent.middleware._kit.cores import ToolCallCore
 from graphagent.middleware.base import AgentFacts, StateT, ToolResult, running_agent
 from graphagent.state import ResponseT
 

@@ -44,7 +44,7 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
-from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._kit.cores import ModelCallCore
 from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest
 from graphagent.state import AgentState, PrivateStateAttr, ResponseT

@@ -14,7 +14,7 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.langgraph_internals import is_control_flow
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._kit.cores import ModelCallCore
 from graphagent.models import HelperModel, init_chat_model
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT

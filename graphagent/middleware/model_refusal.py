@@ -20,7 +20,7 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._kit.cores import ModelCallCore
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT

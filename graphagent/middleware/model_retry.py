@@ -11,8 +11,8 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._retry import (
+from graphagent.middleware._kit.cores import ModelCallCore
+from graphagent.middleware._kit.retry import (
     Exhausted,
     OnFailure,
     RetryOn,

@@ -23,8 +23,8 @@ from pydantic import JsonValue
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import hook_label
-from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._decisions import (
+from graphagent.middleware._kit.cores import ModelCallCore
+from graphagent.middleware._kit.decisions import (
     answer_to,
     checked_classifier,
     classify,

@@ -22,11 +22,11 @@ from graphagent._core.langgraph_internals import INTERRUPT
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent._core.runtime import DEFAULT_AGENT_NAME, AgentRuntime
 from graphagent.errors import MiddlewareError
-from graphagent.middleware import _otel_content as content, _otel_semconv as semconv
-from graphagent.middleware._cores import ModelCallCore, ToolCallCore
+from graphagent.middleware._kit.cores import ModelCallCore, ToolCallCore
+from graphagent.middleware._otel import content, semconv
 
 # A name of this module: the tests replace it to check that a no-op run builds no attributes.
-from graphagent.middleware._otel_semconv import chat_attributes as _chat_attributes
+from graphagent.middleware._otel.semconv import chat_attributes as _chat_attributes
 from graphagent.middleware.base import AgentMiddleware, ToolResult
 from graphagent.requests import ModelRequest, ModelResponse
 

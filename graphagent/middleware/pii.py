@@ -23,8 +23,9 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
-from graphagent.middleware._cores import ModelCallCore, ToolCallCore
-from graphagent.middleware._pii_detectors import (
+from graphagent.middleware._kit.cores import ModelCallCore, ToolCallCore
+from graphagent.middleware._kit.replay import hold_back
+from graphagent.middleware._pii.detectors import (
     BUILTIN_DETECTORS,
     BuiltinType,
     Detector,
@@ -37,7 +38,7 @@ from graphagent.middleware._pii_detectors import (
     detect_url,
     resolve_detector,
 )
-from graphagent.middleware._pii_redaction import (
+from graphagent.middleware._pii.redaction import (
     Strategy,
     content_leaves_rewritten,
     leaves_rewritten,
@@ -46,8 +47,7 @@ from graphagent.middleware._pii_redaction import (
     with_content,
     without_overlaps,
 )
-from graphagent.middleware._pii_stream import PIIStreamTransformer
-from graphagent.middleware._replay import hold_back
+from graphagent.middleware._pii.stream import PIIStreamTransformer
 from graphagent.middleware.base import ToolResult
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, ResponseT

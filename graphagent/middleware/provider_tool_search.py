@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool
 from langgraph.typing import ContextT
 
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._tool_option import check_known, tool_names
+from graphagent.middleware._kit.tool_option import check_known, tool_names
 from graphagent.middleware.base import AgentFacts, AgentMiddleware
 from graphagent.models import ModelSpec
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse

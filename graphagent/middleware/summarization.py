@@ -32,7 +32,7 @@ from graphagent._core.deprecated import warn_deprecated
 from graphagent._core.internal_calls import internal_call_config
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, hook_label
-from graphagent.middleware._context_size import (
+from graphagent.middleware._kit.context_size import (
     ContextFraction,
     ContextMessages,
     ContextSize,
@@ -45,9 +45,9 @@ from graphagent.middleware._context_size import (
     max_input_tokens,
     reported_tokens,
 )
-from graphagent.middleware._retry import retry_by_default
-from graphagent.middleware._summary_internals import SummaryInternals
-from graphagent.middleware._summary_text import (
+from graphagent.middleware._kit.retry import retry_by_default
+from graphagent.middleware._summary.internals import SummaryInternals
+from graphagent.middleware._summary.text import (
     SUMMARY_HEADER,
     as_text,
     shortened,

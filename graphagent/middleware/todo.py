@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError
-from graphagent.middleware._cores import ModelCallCore
+from graphagent.middleware._kit.cores import ModelCallCore
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.state import AgentState, OmitFromInput, ResponseT
 

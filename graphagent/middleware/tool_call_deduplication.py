@@ -30,8 +30,8 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.langgraph_internals import is_control_flow, update_pairs
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ToolScopedCore
-from graphagent.middleware._tool_option import covers, tool_names
+from graphagent.middleware._kit.cores import ToolScopedCore
+from graphagent.middleware._kit.tool_option import covers, tool_names
 from graphagent.middleware.base import ToolResult
 from graphagent.state import AgentState, ResponseT
 

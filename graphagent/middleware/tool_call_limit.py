@@ -35,7 +35,7 @@ from langgraph.typing import ContextT
 from graphagent._core.history import pending_tool_calls
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
-from graphagent.middleware._tool_option import check_known
+from graphagent.middleware._kit.tool_option import check_known
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
 from graphagent.middleware.model_call_limit import (
     _check_some_limit,

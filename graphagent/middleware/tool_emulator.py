@@ -25,8 +25,8 @@ from graphagent._core.bridge import Mode
 from graphagent._core.deprecated import warn_deprecated
 from graphagent._core.internal_calls import internal_call_config
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ToolCallCore
-from graphagent.middleware._tool_option import note_unknown, tool_names
+from graphagent.middleware._kit.cores import ToolCallCore
+from graphagent.middleware._kit.tool_option import note_unknown, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.models import HelperModel, MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState

@@ -20,8 +20,8 @@ from graphagent.errors import (
     MiddlewareError,
     MiddlewareTypeError,
 )
-from graphagent.middleware._cores import ToolScopedCore
-from graphagent.middleware._tool_option import covers, note_unknown, tool_names
+from graphagent.middleware._kit.cores import ToolScopedCore
+from graphagent.middleware._kit.tool_option import covers, note_unknown, tool_names
 from graphagent.middleware.base import AgentFacts, ToolResult
 from graphagent.middleware.trace_policy import TracePolicy, omit_payload
 from graphagent.state import AgentState, ResponseT

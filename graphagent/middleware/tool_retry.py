@@ -12,8 +12,8 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.middleware._cores import ToolScopedCore
-from graphagent.middleware._retry import (
+from graphagent.middleware._kit.cores import ToolScopedCore
+from graphagent.middleware._kit.retry import (
     Exhausted,
     OnFailure,
     RetryOn,
@@ -23,7 +23,7 @@ from graphagent.middleware._retry import (
     retry_by_default,
     retry_policy,
 )
-from graphagent.middleware._tool_option import covers, tool_names
+from graphagent.middleware._kit.tool_option import covers, tool_names
 from graphagent.middleware.base import ToolResult
 from graphagent.state import AgentState, ResponseT
 

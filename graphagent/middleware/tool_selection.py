@@ -26,8 +26,8 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import MiddlewareError, MiddlewareTypeError, ToolSelectionError
-from graphagent.middleware._cores import ModelCallCore
-from graphagent.middleware._selection import (
+from graphagent.middleware._kit.cores import ModelCallCore
+from graphagent.middleware._tool_selection.selection import (
     Candidate,
     Picks,
     Selection,

@@ -14,8 +14,8 @@ from langgraph.typing import ContextT
 from graphagent._core.bridge import Mode, TimedOut
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
-from graphagent.middleware._cores import ToolScopedCore
-from graphagent.middleware._tool_option import covers, tool_names
+from graphagent.middleware._kit.cores import ToolScopedCore
+from graphagent.middleware._kit.tool_option import covers, tool_names
 from graphagent.middleware.base import ToolResult
 from graphagent.state import AgentState, ResponseT
 

@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from langchain_core.messages import BaseMessage
 
-from graphagent.middleware._pii_detectors import PIIMatch
+from graphagent.middleware._pii.detectors import PIIMatch
 
 Strategy: TypeAlias = Literal["block", "redact", "mask", "hash"]
 

@@ -16,18 +16,18 @@ from langchain_core.messages import AnyMessage
 
 from graphagent._core.bridge import ASYNC, SYNC, run_sync
 from graphagent.errors import hook_label
-from graphagent.middleware._context_size import (
+from graphagent.middleware._kit.context_size import (
     ContextSize,
     CutRule,
     TriggerClause,
     max_input_tokens,
     reported_tokens,
 )
-from graphagent.middleware._summary_text import NOTHING_TO_SUMMARIZE
+from graphagent.middleware._summary.text import NOTHING_TO_SUMMARIZE
 
 if TYPE_CHECKING:
     from graphagent._core.bridge import Mode
-    from graphagent.middleware._context_size import TokenCounter
+    from graphagent.middleware._kit.context_size import TokenCounter
 
 
 class _Summarizing(Protocol):

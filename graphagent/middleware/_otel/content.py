@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from graphagent._core.trace_policy import Field, hook_inputs, recorded
-from graphagent.middleware._otel_semconv import (
+from graphagent.middleware._otel.semconv import (
     HOOK_INPUT,
     HOOK_OUTPUT,
     INPUT_MESSAGES,

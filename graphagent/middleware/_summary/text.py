@@ -12,7 +12,7 @@ from langchain_core.messages.utils import get_buffer_string, trim_messages
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graphagent._core.log import log
-from graphagent.middleware._context_size import TokenCounter
+from graphagent.middleware._kit.context_size import TokenCounter
 
 SUMMARY_HEADER = "Here is a summary of the conversation to date:"  # LangChain 1.5.2's words
 """The first line of the summary message that replaces the older messages."""

@@ -15,7 +15,7 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import ASYNC, SYNC, Mode, run_sync
 from graphagent.errors import hook_label
-from graphagent.middleware._tool_option import check_known
+from graphagent.middleware._kit.tool_option import check_known
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, StateT, ToolResult
 from graphagent.requests import ModelCallResult, ModelRequest, ModelResponse
 from graphagent.state import ResponseT
@@ -78,7 +78,7 @@ class ToolCallCore(AgentMiddleware[StateT, ContextT, ResponseT]):
 
 class ToolScopedCore(ToolCallCore[StateT, ContextT, ResponseT]):
     """A ``ToolCallCore`` whose ``tools=`` option limits it to some tools: the names parsed once
-    (``_covered``, by :func:`~graphagent.middleware._tool_option.tool_names`), and their check
+    (``_covered``, by :func:`~graphagent.middleware._kit.tool_option.tool_names`), and their check
     against the agent it is built into."""
 
     _covered: frozenset[str] | None = None

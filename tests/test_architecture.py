@@ -4,6 +4,7 @@ knows which packages a module imports, not which names from langgraph's own modu
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,3 +81,30 @@ def test_the_package_logger_is_made_once() -> None:
         if 'getLogger("graphagent")' in path.read_text(encoding="utf-8")
     }
     assert makers == {"graphagent/_core/log.py", "graphagent/_langchain/install.py"}
+
+
+def _independent_built_ins() -> set[str]:
+    """The modules of the contract keeping built-ins independent (pyproject.toml)."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in contracts if c["type"] == "independence"]
+    return {module.removeprefix("graphagent.middleware.") for module in contract["modules"]}
+
+
+_FRAMEWORK = {"__init__", "base", "decorators", "types", "trace_policy"}
+"""The middleware package's public modules that are no built-in."""
+
+
+def test_nothing_private_sits_at_the_top_of_the_middleware_package() -> None:
+    """A built-in's own parts are in its folder (``_pii/``), shared ones in ``_kit/``."""
+    middleware = PACKAGE / "middleware"
+    assert not [p.name for p in middleware.glob("_*.py") if p.name != "__init__.py"]
+    folders = {p.name for p in middleware.glob("_*") if p.is_dir() and p.name != "__pycache__"}
+    assert folders - {"_kit"} <= _independent_built_ins()
+    assert "_kit" in folders
+
+
+def test_every_built_in_is_kept_independent_of_the_others() -> None:
+    middleware = PACKAGE / "middleware"
+    built_ins = {p.stem for p in middleware.glob("*.py") if p.stem not in _FRAMEWORK}
+    assert built_ins <= _independent_built_ins()

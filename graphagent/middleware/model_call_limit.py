@@ -43,8 +43,9 @@ from langgraph.typing import ContextT
 
 from graphagent._core.bridge import Mode
 from graphagent._core.options import refuse_unknown_arguments
-from graphagent.errors import GraphAgentError, MiddlewareError, MiddlewareTypeError
+from graphagent.errors import GraphAgentError
 from graphagent.middleware._kit.cores import ModelCallCore
+from graphagent.middleware._kit.limits import check_some_limit, checked_exit_behavior, checked_limit
 from graphagent.middleware.base import hook_config
 from graphagent.requests import ExtendedModelResponse, ModelRequest
 from graphagent.state import AgentState, PrivateStateAttr, ResponseT
@@ -117,45 +118,6 @@ def _limit_reached_message(
     return f"Model call limits exceeded: {', '.join(reached)}"
 
 
-def _checked_limit(owner: str, parameter: str, value: object) -> int | None:
-    """``value`` if it is ``None`` or a whole number of calls, 0 or more; else MiddlewareError."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MiddlewareTypeError(
-            f"{owner}: {parameter} must be a whole number of calls or None, got {value!r} "
-            f"({type(value).__name__}); pass e.g. {parameter}=5."
-        )
-    if value < 0:
-        raise MiddlewareError(
-            f"{owner}: {parameter} must be 0 or more, got {value}; pass the number of calls to "
-            "allow (0 allows none), or None for no limit."
-        )
-    return value
-
-
-def _check_some_limit(owner: str, thread_limit: int | None, run_limit: int | None) -> None:
-    """Refuse a limiter without any limit: it could never do anything."""
-    if thread_limit is None and run_limit is None:
-        raise MiddlewareError(
-            "At least one limit must be specified (thread_limit or run_limit): pass "
-            f"thread_limit=..., run_limit=... or both to {owner}."
-        )
-
-
-def _checked_exit_behavior(
-    owner: str, value: object, allowed: tuple[str, ...], langchain_words: str
-) -> Any:
-    """``value`` if it is one of ``allowed``; else a MiddlewareError led by ``langchain_words``
-    (LangChain's message for the check, which differs between the two limiters)."""
-    if value not in allowed:
-        choices = ", ".join(map(repr, allowed))
-        raise MiddlewareError(
-            f"{langchain_words}. {owner} got exit_behavior={value!r}; pass one of {choices}."
-        )
-    return value
-
-
 @refuse_unknown_arguments
 class ModelCallLimitMiddleware(ModelCallCore[ModelCallLimitState[ResponseT], ContextT, ResponseT]):
     """Stop the agent once it has called its model ``thread_limit`` times in the thread (across
@@ -184,10 +146,10 @@ class ModelCallLimitMiddleware(ModelCallCore[ModelCallLimitState[ResponseT], Con
         exit_behavior: Literal["end", "error"] = "end",
     ) -> None:
         owner = type(self).__name__
-        self.thread_limit = _checked_limit(owner, "thread_limit", thread_limit)
-        self.run_limit = _checked_limit(owner, "run_limit", run_limit)
-        _check_some_limit(owner, self.thread_limit, self.run_limit)
-        self.exit_behavior: Literal["end", "error"] = _checked_exit_behavior(
+        self.thread_limit = checked_limit(owner, "thread_limit", thread_limit)
+        self.run_limit = checked_limit(owner, "run_limit", run_limit)
+        check_some_limit(owner, self.thread_limit, self.run_limit)
+        self.exit_behavior: Literal["end", "error"] = checked_exit_behavior(
             owner,
             exit_behavior,
             _EXIT_BEHAVIORS,

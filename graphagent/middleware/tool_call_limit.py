@@ -35,13 +35,13 @@ from langgraph.typing import ContextT
 from graphagent._core.history import pending_tool_calls
 from graphagent._core.options import refuse_unknown_arguments
 from graphagent.errors import GraphAgentError, MiddlewareError
+from graphagent.middleware._kit.limits import (
+    check_some_limit,
+    checked_exit_behavior,
+    checked_limit,
+)
 from graphagent.middleware._kit.tool_option import check_known
 from graphagent.middleware.base import AgentFacts, AgentMiddleware, hook_config
-from graphagent.middleware.model_call_limit import (
-    _check_some_limit,
-    _checked_exit_behavior,
-    _checked_limit,
-)
 from graphagent.state import AgentState, PrivateStateAttr, ResponseT
 
 if TYPE_CHECKING:
@@ -193,11 +193,11 @@ class ToolCallLimitMiddleware(AgentMiddleware[ToolCallLimitState[ResponseT], Con
     ) -> None:
         owner = type(self).__name__
         self.tool_name = _checked_tool_name(owner, tool_name)
-        self.thread_limit = _checked_limit(owner, "thread_limit", thread_limit)
-        self.run_limit = _checked_limit(owner, "run_limit", run_limit)
-        _check_some_limit(owner, self.thread_limit, self.run_limit)
+        self.thread_limit = checked_limit(owner, "thread_limit", thread_limit)
+        self.run_limit = checked_limit(owner, "run_limit", run_limit)
+        check_some_limit(owner, self.thread_limit, self.run_limit)
         _check_run_within_thread(owner, self.thread_limit, self.run_limit)
-        self.exit_behavior: ExitBehavior = _checked_exit_behavior(
+        self.exit_behavior: ExitBehavior = checked_exit_behavior(
             owner,
             exit_behavior,
             _EXIT_BEHAVIORS,

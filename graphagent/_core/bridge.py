@@ -39,13 +39,18 @@ import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
 from langchain_core.runnables import Runnable
 
 from graphagent.errors import AsyncOnlyHookError
 
 T = TypeVar("T")
+FirstT = TypeVar("FirstT")
+"""What an entry point takes first: a node's state, a call's request."""
+SecondT = TypeVar("SecondT")
+"""What an entry point takes second: a node's runtime, a call's handler."""
+P = ParamSpec("P")
 Inner = Callable[[Any], Coroutine[Any, Any, Any]]
 SyncLayer = Callable[[Any, Callable[[Any], Any]], Any]
 
@@ -185,7 +190,7 @@ def run_sync(core: Coroutine[Any, Any, T], where: str) -> T:
     )
 
 
-class EntryPoints:
+class EntryPoints(Generic[FirstT, SecondT, T]):
     """The sync and async entry points of a two-argument core written once, ``core(mode, first,
     second)``: calling the object runs the core in a sync run, :meth:`arun` awaits it in an async
     one. With ``sync_error``, a sync run raises that instead (an async-only hook met by it).
@@ -199,29 +204,28 @@ class EntryPoints:
 
     def __init__(
         self,
-        core: Callable[[Mode, Any, Any], Coroutine[Any, Any, Any]],
+        core: Callable[[Mode, FirstT, SecondT], Coroutine[Any, Any, T]],
         where: str,
         sync_error: BaseException | None = None,
     ) -> None:
         self.core, self.where, self.sync_error = core, where, sync_error
 
-    def __call__(self, state: Any, runtime: Any) -> Any:
+    def __call__(self, state: FirstT, runtime: SecondT) -> T:
         if self.sync_error is not None:
             raise self.sync_error
         return run_sync(self.core(SYNC, state, runtime), self.where)
 
-    async def arun(self, state: Any, runtime: Any) -> Any:
+    async def arun(self, state: FirstT, runtime: SecondT) -> T:
         return await self.core(ASYNC, state, runtime)
 
 
-def in_mode(
-    core: Callable[..., Coroutine[Any, Any, T]], mode: Mode, where: str
-) -> Callable[..., Any]:
+def in_mode(core: Callable[P, Coroutine[Any, Any, T]], mode: Mode, where: str) -> Callable[P, Any]:
     """``core`` with the calling convention of ``mode``'s runs: the coroutine function itself
     for async runs, a plain function that runs it to the end for sync ones."""
     if mode.asynchronous:
         return core
-    return lambda *args: run_sync(core(*args), where)
+    plain: Callable[..., Coroutine[Any, Any, T]] = core  # positional only: no dict per call
+    return cast("Callable[P, T]", lambda *args: run_sync(plain(*args), where))
 
 
 _IDLE_SECONDS = 30.0

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 import reprlib
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 
 from graphagent._core.records import Hook
+
+T = TypeVar("T")
 
 log = logging.getLogger("graphagent")
 log.addHandler(logging.NullHandler())  # a library never prints unless its user configures logging
@@ -35,7 +37,7 @@ def model_step(messages: list[BaseMessage]) -> None:
         log.debug("model: %s", "; ".join(map(_message, messages)))
 
 
-def tool_step(call: ToolCall, result: Any) -> Any:
+def tool_step(call: ToolCall, result: T) -> T:
     """A tool call was answered (after every ``wrap_tool_call``); returns ``result``."""
     if log.isEnabledFor(logging.DEBUG):
         answer = _message(result) if isinstance(result, ToolMessage) else type(result).__name__

@@ -19,7 +19,7 @@ from graphagent._core.langgraph_internals import RunnableCallable
 from graphagent._core.log import model_step
 from graphagent._core.records import MODEL_NODE, Hook, async_only_error
 from graphagent._models.configurable import ConfigurableChatModel
-from graphagent._run.chain import LayerCore, build_onion, hook_layers
+from graphagent._run.chain import Handler, LayerCore, build_onion, hook_layers
 from graphagent._run.handoff import handing_off
 from graphagent._run.model_call import ModelCall, Outcome
 from graphagent._run.tool_registry import ToolRegistry
@@ -58,7 +58,9 @@ def model_node(
     chosen: Any = setup.model
     prebuild = chosen.model_for if isinstance(chosen, ConfigurableChatModel) else None
 
-    async def run(mode: Mode, state: dict[str, Any], runtime: Runtime[Any]) -> Any:
+    async def run(
+        mode: Mode, state: dict[str, Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | list[Command[Any]]:
         if mode.asynchronous and prebuild is not None:
             with suppress(Exception):  # the model call itself reports it, naming the call
                 await mode.offload(prebuild)
@@ -71,11 +73,15 @@ def model_node(
     return RunnableCallable(entry, entry.arun, name=MODEL_NODE, trace=False)
 
 
-def _chain(setup: ModelSetup, hooks: Sequence[Hook], call: ModelCall, mode: Mode) -> Any:
+def _chain(
+    setup: ModelSetup, hooks: Sequence[Hook], call: ModelCall, mode: Mode
+) -> Handler[ModelRequest, Any]:
     async def base(request: ModelRequest) -> Outcome:
         return await call(request, mode)
 
-    def make(hook: Hook, implementation: Callable[..., Any], mode: Mode) -> LayerCore:
+    def make(
+        hook: Hook, implementation: Callable[..., Any], mode: Mode
+    ) -> LayerCore[ModelRequest, Outcome]:
         return _layer(hook, implementation, mode, setup.state_keys)
 
     return build_onion(hook_layers(hooks, mode, make), in_mode(base, mode, MODEL_NODE))
@@ -97,11 +103,11 @@ def _request(
 
 def _layer(
     hook: Hook, implementation: Callable[..., Any], mode: Mode, state_keys: Collection[str]
-) -> LayerCore:
+) -> LayerCore[ModelRequest, Outcome]:
     """One ``wrap_model_call`` layer: the hook gets a handler returning the ``ModelResponse``,
     and what it returns is settled against the handler calls it made."""
 
-    async def layer(request: ModelRequest, inner: Callable[[ModelRequest], Any]) -> Outcome:
+    async def layer(request: ModelRequest, inner: Handler[ModelRequest, Any]) -> Outcome:
         calls: list[Outcome] = []
 
         async def record(req: ModelRequest) -> ModelResponse:

@@ -17,7 +17,7 @@ from graphagent._core.bridge import ASYNC, SYNC, EntryPoints, Mode, in_mode
 from graphagent._core.langgraph_internals import InlineToolNode
 from graphagent._core.log import tool_step
 from graphagent._core.records import TOOLS_NODE, Hook, async_only_error
-from graphagent._run.chain import LayerCore, build_onion, hook_layers
+from graphagent._run.chain import Handler, LayerCore, build_onion, hook_layers
 from graphagent._run.handoff import deferred, is_handoff
 from graphagent.errors import HookReturnError, note_origin
 
@@ -29,7 +29,9 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
     modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
     layers = {mode: hook_layers(hooks, mode, _layer) for mode in modes}
 
-    async def run(mode: Mode, request: ToolCallRequest, execute: Callable[..., Any]) -> Any:
+    async def run(
+        mode: Mode, request: ToolCallRequest, execute: Handler[ToolCallRequest, Any]
+    ) -> ToolCallResult:
         async def base(req: ToolCallRequest) -> ToolCallResult:
             try:
                 answer: ToolCallResult = await mode.call(execute, req)
@@ -41,7 +43,7 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
             return answer
 
         chain = build_onion(layers[mode], in_mode(base, mode, TOOLS_NODE))
-        result = await mode.call(chain, request)
+        result: ToolCallResult = await mode.call(chain, request)
         if is_handoff(result):  # answered now, handed off once the turn's other calls are done
             result = deferred(request.tool_call, result)
         return tool_step(request.tool_call, _with_ids(result))
@@ -73,10 +75,14 @@ def _with_ids(result: ToolCallResult) -> ToolCallResult:
     return result
 
 
-def _layer(hook: Hook, implementation: Callable[..., Any], mode: Mode) -> LayerCore:
+def _layer(
+    hook: Hook, implementation: Callable[..., Any], mode: Mode
+) -> LayerCore[ToolCallRequest, ToolCallResult]:
     """One ``wrap_tool_call`` layer; what the hook returns must answer the call it was given."""
 
-    async def layer(request: ToolCallRequest, inner: Callable[..., Any]) -> ToolCallResult:
+    async def layer(
+        request: ToolCallRequest, inner: Handler[ToolCallRequest, Any]
+    ) -> ToolCallResult:
         try:
             result = await mode.call(implementation, request, inner)
         except Exception as error:

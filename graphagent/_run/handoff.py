@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias, TypeGuard, TypeVar
 
 from langchain_core.messages import (
     AIMessage,
@@ -36,18 +36,22 @@ from langgraph.errors import ParentCommand
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
+from graphagent._core.bridge import Mode
 from graphagent._core.history import RESULT_NOT_KEPT, UNANSWERED, call_ids
 from graphagent._core.langgraph_internals import update_pairs
 
-Core = Callable[[Any, Any, Any], Coroutine[Any, Any, Any]]
-"""A node's core: ``core(mode, state, runtime)``."""
+StateT = TypeVar("StateT", bound=Mapping[str, Any])
+RuntimeT = TypeVar("RuntimeT")
+UpdateT = TypeVar("UpdateT")
+Core: TypeAlias = Callable[[Mode, StateT, RuntimeT], Coroutine[Any, Any, UpdateT]]
+"""A node's core: ``core(mode, state, runtime)``, returning the node's update."""
 
 HANDOFF = "graphagent_handoff"
 """The ``response_metadata`` key of an answer that carries a deferred handoff."""
 MESSAGES = "messages"
 
 
-def is_handoff(result: Any) -> bool:
+def is_handoff(result: object) -> TypeGuard[Command[Any]]:
     """Whether a tool's result is a command for the parent graph."""
     return isinstance(result, Command) and result.graph == Command.PARENT
 
@@ -86,11 +90,13 @@ def hand_off_if_pending(messages: Sequence[Any]) -> None:
     raise ParentCommand(_parent_command(ai, answers, marks))
 
 
-def handing_off(core: Core) -> Core:
+def handing_off(
+    core: Core[StateT, RuntimeT, UpdateT],
+) -> Core[StateT, RuntimeT, UpdateT]:
     """A node's core (``core(mode, state, runtime)``) that first hands off if a tool of the last
     turn did."""
 
-    async def run(mode: Any, state: Any, runtime: Any) -> Any:
+    async def run(mode: Mode, state: StateT, runtime: RuntimeT) -> UpdateT:
         hand_off_if_pending(state["messages"])
         return await core(mode, state, runtime)
 

@@ -108,3 +108,15 @@ def test_every_built_in_is_kept_independent_of_the_others() -> None:
     middleware = PACKAGE / "middleware"
     built_ins = {p.stem for p in middleware.glob("*.py") if p.stem not in _FRAMEWORK}
     assert built_ins <= _independent_built_ins()
+
+
+def test_the_core_types_against_nothing_of_the_middleware_package() -> None:
+    """``_core`` reads a middleware through its own ``Middleware`` protocol: not even a
+    type-checking import leads from the engine's records back to ``graphagent.middleware``."""
+    users = {
+        _where(path)
+        for path in (PACKAGE / "_core").glob("*.py")
+        for module, _ in _imports(path)
+        if module.startswith("graphagent.middleware")
+    }
+    assert not users

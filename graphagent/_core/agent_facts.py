@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
@@ -18,7 +18,12 @@ from langgraph.types import Command
 
 from graphagent._core.options import refuse_unknown_arguments
 
-__all__ = ["RUNNING_AGENT", "AgentFacts", "ToolCallResult", "running_agent"]
+if TYPE_CHECKING:
+    from langgraph.types import TracePolicy
+
+    from graphagent._core.observe import HookObserver
+
+__all__ = ["RUNNING_AGENT", "AgentFacts", "Middleware", "ToolCallResult", "running_agent"]
 
 
 @refuse_unknown_arguments
@@ -59,3 +64,20 @@ def running_agent() -> AgentFacts | None:
 ToolCallResult = ToolMessage | Command[Any]
 """What answers one tool call: what the tool node's innermost handler returns, and what every
 ``wrap_tool_call`` layer returns (``graphagent.middleware.base`` calls it ``ToolResult``)."""
+
+
+class Middleware(Protocol):
+    """What the engine reads of a middleware once the plan holds it: ``AgentMiddleware`` (in
+    ``graphagent.middleware.base``) is one. The engine's records type against this, so ``_core``
+    needs nothing of the public middleware module."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def order(self) -> int: ...
+
+    @property
+    def trace_policy(self) -> TracePolicy | None: ...
+
+    def _hook_observer(self) -> HookObserver | None: ...

@@ -23,15 +23,15 @@ WATCHED: frozenset[Position] = frozenset((*NODE_HOOKS, *CALL_WRAPPERS))
 """The hooks an observer surrounds: every node hook and the model and tool call wrappers."""
 
 if TYPE_CHECKING:
+    from graphagent._core.agent_facts import Middleware
     from graphagent._core.records import Hook, Plan
-    from graphagent.middleware.base import AgentMiddleware
 
-Watched = tuple["AgentMiddleware[Any, Any, Any]", "HookObserver"]
+Watched = tuple["Middleware", "HookObserver"]
 
 
 class HookObserver(Protocol):
     def __call__(
-        self, middleware: AgentMiddleware[Any, Any, Any], hook: str, payload: Any
+        self, middleware: Middleware, hook: str, payload: Any
     ) -> AbstractContextManager[Callable[[Any], None]]:
         """Surround one call of ``middleware``'s ``hook`` (``payload``: the state a node hook
         gets, or the request a wrap hook gets); the value entered is called with what the hook

@@ -18,8 +18,7 @@ from graphagent.errors import AsyncOnlyHookError, hook_label
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from graphagent._core.agent_facts import AgentFacts
-    from graphagent.middleware.base import AgentMiddleware
+    from graphagent._core.agent_facts import AgentFacts, Middleware
     from graphagent.state import JumpTo, MergedSchemas
 
 MODEL_NODE = "model"
@@ -33,7 +32,7 @@ Implemented = Literal["sync", "async", "both"]
 class Hook:
     """One implemented hook of one middleware."""
 
-    middleware: AgentMiddleware[Any, Any, Any]
+    middleware: Middleware
     position: Position
     """Which hook it is: ``before_model``, ``wrap_tool_call``... (``POSITIONS``)."""
     sync: Callable[..., Any] | None
@@ -99,7 +98,7 @@ class Route:
 class Plan:
     """What will run, in what order, and how the nodes connect."""
 
-    middleware: tuple[AgentMiddleware[Any, Any, Any], ...]
+    middleware: tuple[Middleware, ...]
     hooks: Mapping[Position, tuple[Hook, ...]]
     """Every position's hooks in execution order: ``before_*`` and wrap hooks in list order
     (the first wrap hook outermost), ``after_*`` reversed. Every position has an entry."""

@@ -23,7 +23,7 @@ from graphagent._core.hooks import CALL_WRAPPERS
 from graphagent.errors import MiddlewareError
 
 if TYPE_CHECKING:
-    from graphagent.middleware.base import AgentMiddleware
+    from graphagent._core.agent_facts import Middleware
 
 Field = Literal["process_inputs", "process_outputs"]
 
@@ -36,7 +36,7 @@ def set_default(policy: TracePolicy | None) -> None:
     _default = policy
 
 
-def check_trace_policy(middleware: AgentMiddleware[Any, Any, Any]) -> None:
+def check_trace_policy(middleware: Middleware) -> None:
     """Refuse, when the agent is built, a ``trace_policy`` attribute that is not a policy."""
     policy = middleware.trace_policy
     if policy is not None and not isinstance(policy, TracePolicy):
@@ -47,13 +47,13 @@ def check_trace_policy(middleware: AgentMiddleware[Any, Any, Any]) -> None:
         )
 
 
-def effective_policy(middleware: AgentMiddleware[Any, Any, Any]) -> TracePolicy | None:
+def effective_policy(middleware: Middleware) -> TracePolicy | None:
     """The middleware's own policy, else the process-wide default."""
     own = middleware.trace_policy
     return own if own is not None else _default
 
 
-def recorded(middleware: AgentMiddleware[Any, Any, Any], field: Field, value: Any) -> Any:
+def recorded(middleware: Middleware, field: Field, value: Any) -> Any:
     """What the policy in effect for ``middleware`` records of ``value``: ``value`` itself (the
     same object) when no policy sets ``field``."""
     policy = effective_policy(middleware)
@@ -61,7 +61,7 @@ def recorded(middleware: AgentMiddleware[Any, Any, Any], field: Field, value: An
     return value if process is None else process(value)
 
 
-def node_trace_policy(middleware: Sequence[AgentMiddleware[Any, Any, Any]]) -> TracePolicy:
+def node_trace_policy(middleware: Sequence[Middleware]) -> TracePolicy:
     """The policy of the graph node running node hooks of ``middleware``, for langgraph's
     ``add_node``: it looks up the policy in effect for each one each time the node runs. A node
     that runs several middleware's hooks (``fuse_hooks``) records what every one of their
@@ -72,9 +72,7 @@ def node_trace_policy(middleware: Sequence[AgentMiddleware[Any, Any, Any]]) -> T
     )
 
 
-def _recorded_by_all(
-    middleware: Sequence[AgentMiddleware[Any, Any, Any]], field: Field, value: Any
-) -> Any:
+def _recorded_by_all(middleware: Sequence[Middleware], field: Field, value: Any) -> Any:
     for item in middleware:
         value = recorded(item, field, value)
     return value

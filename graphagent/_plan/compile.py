@@ -5,7 +5,6 @@ The plan is plain data: the graph shape can be tested, printed or drawn without 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
@@ -65,11 +64,11 @@ def compile_plan(
         checkpointing_disabled=checkpointing_disabled,
         fuse_hooks=fuse_hooks,
         answer_malformed=answer_malformed,
+        transformers=transformers,
     )
     check_breakpoints(plan, "interrupt_before", interrupt_before)
     check_breakpoints(plan, "interrupt_after", interrupt_after)
-    registered = tuple(stream_transformers(plan.middleware, transformers))
-    return observed(dataclasses.replace(plan, transformers=registered))
+    return observed(plan)
 
 
 def _laid_out(
@@ -83,8 +82,10 @@ def _laid_out(
     checkpointing_disabled: bool,
     fuse_hooks: bool,
     answer_malformed: bool,
+    transformers: Sequence[Factory] | None,
 ) -> Plan:
-    """The plan of the checked list: its hooks in order, its tools, schemas and routes."""
+    """The plan of the checked list: its hooks in order, its tools, schemas, routes and stream
+    transformers."""
     listed = _check_instances(middleware)
     _check_names(listed)
     stack = ordered(listed)
@@ -117,6 +118,7 @@ def _laid_out(
         routes=MappingProxyType(routes),
         facts=facts,
         fused=fuse_hooks,
+        transformers=tuple(stream_transformers(stack, transformers)),
     )
 
 

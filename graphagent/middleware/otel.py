@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
+from graphagent._core.agent_facts import Middleware
 from graphagent._core.bridge import Mode
 from graphagent._core.langgraph_internals import INTERRUPT
 from graphagent._core.options import refuse_unknown_arguments
@@ -27,7 +28,7 @@ from graphagent.middleware._otel import content, semconv
 
 # A name of this module: the tests replace it to check that a no-op run builds no attributes.
 from graphagent.middleware._otel.semconv import chat_attributes as _chat_attributes
-from graphagent.middleware.base import AgentMiddleware, ToolResult
+from graphagent.middleware.base import ToolResult
 from graphagent.requests import ModelRequest, ModelResponse
 
 try:
@@ -194,7 +195,7 @@ class OtelTracingMiddleware(ModelCallCore, ToolCallCore):
 
     @contextmanager
     def _hook_span(
-        self, middleware: AgentMiddleware[Any, Any, Any], hook: str, payload: Any
+        self, middleware: Middleware, hook: str, payload: Any
     ) -> Iterator[Callable[[Any], None]]:
         """A span around one call of another middleware's hook, current while it runs."""
         run = self._current_run()
@@ -372,9 +373,7 @@ def _end_tool(span: Span, result: ToolResult, record_content: bool) -> None:
     span.end()
 
 
-def _record_hook_output(
-    span: Span, middleware: AgentMiddleware[Any, Any, Any], result: Any
-) -> None:
+def _record_hook_output(span: Span, middleware: Middleware, result: Any) -> None:
     _set_attributes(span, content.hook_output(middleware, result))
 
 

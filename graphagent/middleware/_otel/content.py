@@ -35,7 +35,7 @@ from graphagent.requests import ModelRequest
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
-    from graphagent.middleware.base import AgentMiddleware
+    from graphagent._core.agent_facts import Middleware
 
 logger = logging.getLogger(__name__)
 
@@ -81,21 +81,17 @@ def interrupt_value(interrupt: Any) -> dict[str, str]:
     return {INTERRUPT_VALUE: _json(getattr(interrupt, "value", None))}
 
 
-def hook_input(
-    middleware: AgentMiddleware[Any, Any, Any], hook: str, payload: Any
-) -> dict[str, str]:
+def hook_input(middleware: Middleware, hook: str, payload: Any) -> dict[str, str]:
     """What a hook received (the state, or the request), as its trace policy records it."""
     return _hook_payload(HOOK_INPUT, middleware, "process_inputs", hook_inputs(hook, payload))
 
 
-def hook_output(middleware: AgentMiddleware[Any, Any, Any], result: Any) -> dict[str, str]:
+def hook_output(middleware: Middleware, result: Any) -> dict[str, str]:
     """What a hook returned, as its trace policy records it."""
     return _hook_payload(HOOK_OUTPUT, middleware, "process_outputs", result)
 
 
-def _hook_payload(
-    key: str, middleware: AgentMiddleware[Any, Any, Any], field: Field, value: Any
-) -> dict[str, str]:
+def _hook_payload(key: str, middleware: Middleware, field: Field, value: Any) -> dict[str, str]:
     try:
         shown = recorded(middleware, field, value)
         return {key: json.dumps(shown, ensure_ascii=False, default=_plain)}

@@ -165,7 +165,6 @@ def create_agent(
         context_schema=context_schema,
         name=name,
         response_format=strategy,
-        answer_malformed=answer_malformed_tool_calls,
     )
     compiled = graph.compile(
         checkpointer=checkpointer,

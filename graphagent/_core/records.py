@@ -112,6 +112,9 @@ class Plan:
     it as the :func:`~graphagent.middleware.base.running_agent`."""
     fused: bool = False
     """Whether the node hooks of each position run as one node (``fuse_hooks``)."""
+    answer_malformed: bool = False
+    """Whether the model node answers malformed tool calls itself and asks the model again
+    (``create_agent(answer_malformed_tool_calls=...)``); the routes are laid out for it."""
     transformers: tuple[Callable[[tuple[str, ...]], Any], ...] = ()
     """The stream transformers the agent registers, in order, each once (``_plan/transformers``)."""
 

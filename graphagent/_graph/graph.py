@@ -28,7 +28,6 @@ def build_graph(
     context_schema: type[Any] | None,
     name: str | None,
     response_format: Any = None,
-    answer_malformed: bool = False,
 ) -> StateGraph[Any, Any, Any, Any]:
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
@@ -53,7 +52,7 @@ def build_graph(
         plain_keys,
         registry,
         response_format,
-        answer_malformed,
+        plan.answer_malformed,
     )
     calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
     graph.add_node(MODEL_NODE, calls)

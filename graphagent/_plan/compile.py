@@ -118,6 +118,7 @@ def _laid_out(
         routes=MappingProxyType(routes),
         facts=facts,
         fused=fuse_hooks,
+        answer_malformed=answer_malformed,
         transformers=tuple(stream_transformers(stack, transformers)),
     )
 

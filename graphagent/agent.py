@@ -23,7 +23,7 @@ from graphagent._core.runtime import (
     DEFAULT_AGENT_NAME as DEFAULT_AGENT_NAME,
     AgentRuntime as AgentRuntime,
 )
-from graphagent._run import inner_state, resume as _resume
+from graphagent._run import inner_state, own_branch, resume as _resume
 from graphagent._run.caller import refuse_misnamed_messages, refuse_unknown_run_options
 from graphagent._run.closing import drained_when_closed
 from graphagent._run.input import transformed, transformed_supersteps
@@ -79,6 +79,9 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
             return _resume.checked(
                 self, input, config, lambda: self._stream(input, config, kwargs, ledger)
             )
+        if own_branch.needs_check(self, input, config):
+            start = lambda named: self._stream(input, named, kwargs, ledger)  # noqa: E731
+            return own_branch.checked(self, config, start)
         return self._stream(input, config, kwargs, ledger)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
@@ -90,6 +93,9 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
             return _resume.achecked(
                 self, input, config, lambda: self._astream(input, config, kwargs, ledger)
             )
+        if own_branch.needs_check(self, input, config):
+            start = lambda named: self._astream(input, named, kwargs, ledger)  # noqa: E731
+            return own_branch.achecked(self, config, start, ASYNC)
         return self._astream(input, config, kwargs, ledger)
 
     def _checked_run(

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.durable.agent import Turn, stored_histories, take_turn, tool_log
+from tests.durable.double_submit import LAYOUTS, layout_fields, submit_twice
 from tests.durable.harness import die_in_worker, finish_worker, run_in_worker, start_worker
 from tests.durable.postgres_server import (
     PostgresUnavailable,
@@ -185,3 +186,14 @@ def test_a_thread_past_its_first_snapshot_is_read_whole_by_another_worker(
     assert read["messages"][-1] == ["ai", " | ".join([*notes, "history"])]
     assert len(read["messages"]) == 4 * len(notes) + 2
     assert stored_histories(asked.store, asked.thread_id) == 1, "one snapshot, deltas since"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_double_submit_leaves_each_run_its_own_messages(
+    turn: NewTurn, tmp_path: Path, how_call: str, layout: str
+) -> None:
+    """Process B submits a turn while process A's model call runs (A sync and B async, then the
+    reverse): neither run's messages reach the other's checkpoints (tests/durable/double_submit)."""
+    a_async, b_async = modes(how_call)
+    submit_twice(partial(turn, **layout_fields(layout)), tmp_path, a_async, b_async)

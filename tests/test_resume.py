@@ -24,6 +24,7 @@ from graphagent.middleware import (
     wrap_agent,
 )
 from graphagent.middleware.tool_error import error_type_message
+from graphagent.state import FullHistoryState
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -243,16 +244,25 @@ class CountingSaver(InMemorySaver):
 
 
 def test_only_a_command_costs_a_checkpoint_read_before_the_run(how_call: str) -> None:
+    """New input costs no read of its own where messages are stored whole; where they are stored
+    as deltas, one read of the latest checkpoint (a run must not start from one whose steps are
+    still pending: docs/deployment.md, "One run per thread at a time")."""
     saver = CountingSaver()
     agent, _ = agent_on("one", "two", "three", checkpointer=saver)
+    full = create_agent(
+        ScriptedChatModel(["one"]), checkpointer=saver, state_schema=FullHistoryState
+    )
     # langgraph's own run, without the agent's entry points
     list(
         CompiledStateGraph.stream(agent, {"messages": ["hi"]}, {"configurable": {"thread_id": "a"}})
     )
     langgraph_reads, saver.reads = saver.reads, 0
 
-    run_agent(agent, how_call, {"messages": ["hi"]}, config={"configurable": {"thread_id": "b"}})
+    run_agent(full, how_call, {"messages": ["hi"]}, config={"configurable": {"thread_id": "f"}})
     assert saver.reads == langgraph_reads
+    saver.reads = 0
+    run_agent(agent, how_call, {"messages": ["hi"]}, config={"configurable": {"thread_id": "b"}})
+    assert saver.reads == langgraph_reads + 1
     saver.reads = 0
 
     with pytest.raises(ResumeError):

@@ -13,6 +13,9 @@ The last human message chooses what the model does:
 - ``plan: a; b; c`` calls ``write_todos`` with those items, all pending;
 - ``recall`` answers with the to-do lines the model was shown in its system message;
 - ``history`` answers with every human message of the thread, joined by `` | ``;
+- ``slow: <note>`` calls ``record_step`` too, but only once the test lets it: the model call
+  creates ``<note>.calling`` in the work directory, then waits until ``<note>.release`` exists
+  (another run can start on the thread meanwhile: a double submit);
 - anything else is echoed back.
 
 After a tool answered, the model replies ``done: <tool output>``. An agent built with
@@ -28,6 +31,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -47,9 +52,11 @@ from graphagent.middleware.base import AgentMiddleware
 from graphagent.middleware.human_in_the_loop import HumanInTheLoopMiddleware
 from graphagent.middleware.model_call_limit import ModelCallLimitMiddleware
 from graphagent.middleware.todo import TodoListMiddleware
+from graphagent.state import FullHistoryState
 from graphagent.testing import ScriptedChatModel, tool_call
 
 ACTIONS = ("say", "resume", "review", "continue", "inspect")
+RELEASE_TIMEOUT = 120  # seconds; a sanity bound for a test that never releases, not a pause
 
 DeathAfterTool = Literal["kill", "raise"] | None
 """How a process stops after a tool ran: SIGKILL, an exception from the model, or not at all."""
@@ -82,6 +89,12 @@ class Turn:
     durability: Durability = "async"
     """langgraph's default."""
     fuse_hooks: bool = False
+    full_history: bool = False
+    """Store the messages whole in every checkpoint (``FullHistoryState``), not as deltas."""
+    tag: str | None = None
+    """With a tag, the run's checkpoints carry it in their metadata (``turn``), and the summary
+    adds what the last checkpoint carrying it reads back (``"inspect"`` reads that of an earlier
+    run)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -98,20 +111,56 @@ def take_turn(turn: Turn) -> dict[str, Any]:
     config = thread_config(turn.thread_id)
     with open_saver(turn.store) as saver:
         agent, model = _build_for(turn, saver)
+        returned = None
         if turn.action != "inspect":
-            agent.invoke(agent_input(turn.action, turn.value), config, durability=turn.durability)
-        return summarise(agent.get_state(config), model)
+            returned = agent.invoke(
+                agent_input(turn.action, turn.value),
+                _tagged(config, turn.tag),
+                durability=turn.durability,
+            )
+        summary = summarise(agent.get_state(config), model)
+        if turn.tag is not None:
+            last = next(saver.list(config, filter={"turn": turn.tag}, limit=1))
+            summary["run_last"] = _shown(agent.get_state(last.config).values["messages"])
+        return _with_returned(summary, returned)
 
 
 async def _atake_turn(turn: Turn) -> dict[str, Any]:
     config = thread_config(turn.thread_id)
     async with aopen_saver(turn.store) as saver:
         agent, model = _build_for(turn, saver)
+        returned = None
         if turn.action != "inspect":
-            await agent.ainvoke(
-                agent_input(turn.action, turn.value), config, durability=turn.durability
+            returned = await agent.ainvoke(
+                agent_input(turn.action, turn.value),
+                _tagged(config, turn.tag),
+                durability=turn.durability,
             )
-        return summarise(await agent.aget_state(config), model)
+        summary = summarise(await agent.aget_state(config), model)
+        if turn.tag is not None:
+            tagged = saver.alist(config, filter={"turn": turn.tag}, limit=1)
+            last = await anext(tagged)
+            summary["run_last"] = _shown((await agent.aget_state(last.config)).values["messages"])
+        return _with_returned(summary, returned)
+
+
+def _with_returned(summary: dict[str, Any], returned: Any) -> dict[str, Any]:
+    return summary if returned is None else {**summary, "returned": _shown(returned["messages"])}
+
+
+def _tagged(config: RunnableConfig, tag: str | None) -> RunnableConfig:
+    return config if tag is None else {**config, "metadata": {"turn": tag}}
+
+
+def _shown(messages: list[BaseMessage]) -> list[list[Any]]:
+    """Messages as JSON data: type, text, id and the ids of the tool calls or the call answered."""
+    return [[m.type, m.text, m.id, _call_ids(m)] for m in messages]
+
+
+def _call_ids(message: BaseMessage) -> list[str]:
+    if isinstance(message, ToolMessage):
+        return [message.tool_call_id]
+    return [call["id"] or "" for call in getattr(message, "tool_calls", [])]
 
 
 def _build_for(
@@ -123,7 +172,20 @@ def _build_for(
         thread_limit=turn.thread_limit,
         die_after_tool=turn.die_after_tool,
         fuse_hooks=turn.fuse_hooks,
+        full_history=turn.full_history,
     )
+
+
+def wait_for_release(workdir: Path, note: str) -> None:
+    """Say that the model call for ``note`` has started, then wait until the test releases it
+    (a file the test creates: the test decides when, never a timer)."""
+    (workdir / f"{note}.calling").touch()
+    release = workdir / f"{note}.release"
+    deadline = time.monotonic() + RELEASE_TIMEOUT
+    while not release.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{release} was never created")
+        time.sleep(0.01)
 
 
 def tool_log(workdir: Path, tool_name: str) -> list[str]:
@@ -163,7 +225,7 @@ def make_tools(workdir: Path) -> list[BaseTool]:
     return [ask_human, record_step, publish]
 
 
-def make_model(*, die_after_tool: DeathAfterTool = None) -> ScriptedChatModel:
+def make_model(workdir: Path, *, die_after_tool: DeathAfterTool = None) -> ScriptedChatModel:
     """The scripted policy described in the module docstring."""
 
     def reply(messages: list[BaseMessage]) -> AIMessage:
@@ -180,6 +242,9 @@ def make_model(*, die_after_tool: DeathAfterTool = None) -> ScriptedChatModel:
             return _unique(call=("ask_human", {"question": rest}))
         if verb == "record":
             return _unique(call=("record_step", {"note": rest}))
+        if verb == "slow":
+            wait_for_release(workdir, rest)
+            return _unique(call=("record_step", {"note": rest}))
         if verb == "publish":
             return _unique(call=("publish", {"text": rest}))
         if verb == "plan":
@@ -191,7 +256,22 @@ def make_model(*, die_after_tool: DeathAfterTool = None) -> ScriptedChatModel:
             return _unique(" | ".join(m.text for m in messages if isinstance(m, HumanMessage)))
         return _unique(f"echo: {last.text}")
 
-    return ScriptedChatModel([reply], repeat_last=True)
+    return _ThreadedModel([reply], repeat_last=True)
+
+
+class _ThreadedModel(ScriptedChatModel):
+    """Under ``ainvoke``, the policy runs in a thread, as a provider's reply is awaited: a
+    ``slow`` call waiting for its release never blocks the event loop, where the saver's
+    writes (and their commits) must go on."""
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
 
 
 def _unique(text: str = "", *, call: tuple[str, dict[str, Any]] | None = None) -> AIMessage:
@@ -218,6 +298,7 @@ def build_agent(
     thread_limit: int | None = None,
     die_after_tool: DeathAfterTool = None,
     fuse_hooks: bool = False,
+    full_history: bool = False,
 ) -> tuple[CompiledAgent, ScriptedChatModel]:
     """The agent (with a to-do list it is reminded of, a review of ``publish``, and a thread-level
     model call limit if asked) and its model."""
@@ -227,13 +308,14 @@ def build_agent(
     ]
     if thread_limit is not None:
         middleware.append(ModelCallLimitMiddleware(thread_limit=thread_limit))
-    model = make_model(die_after_tool=die_after_tool)
+    model = make_model(workdir, die_after_tool=die_after_tool)
     agent = create_agent(
         model,
         make_tools(workdir),
         middleware=middleware,
         checkpointer=checkpointer,
         fuse_hooks=fuse_hooks,
+        state_schema=FullHistoryState if full_history else None,
     )
     return agent, model
 
@@ -261,6 +343,7 @@ def summarise(snapshot: StateSnapshot, model: ScriptedChatModel) -> dict[str, An
     values = snapshot.values
     return {
         "messages": [[m.type, m.text] for m in values.get("messages", [])],
+        "detail": _shown(values.get("messages", [])),
         "next": list(snapshot.next),
         "interrupts": [i.value for i in snapshot.interrupts],
         "todos": values.get("todos"),

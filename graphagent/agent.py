@@ -17,7 +17,7 @@ from langgraph.types import StateSnapshot
 from graphagent._core.bridge import ASYNC, SYNC, run_sync
 from graphagent._core.ceiling import DEFAULT_MAX_MODEL_CALLS, RunLedger, ledgered
 from graphagent._core.langgraph_internals import stop_when_closed
-from graphagent._core.message_ids import give_input_ids
+from graphagent._core.message_ids import give_input_ids, identified_input
 from graphagent._core.records import Plan
 from graphagent._core.runtime import (
     DEFAULT_AGENT_NAME as DEFAULT_AGENT_NAME,
@@ -26,7 +26,7 @@ from graphagent._core.runtime import (
 from graphagent._run import inner_state, own_branch, resume as _resume
 from graphagent._run.caller import refuse_misnamed_messages, refuse_unknown_run_options
 from graphagent._run.closing import drained_when_closed
-from graphagent._run.input import transformed, transformed_supersteps
+from graphagent._run.input import identified_supersteps, transformed, transformed_supersteps
 from graphagent._run.nesting import arefusing_interrupts, check_entry, refusing_interrupts
 from graphagent._run.runaway import arunaway_named, runaway_named
 from graphagent._run.wrap_agent import DONE, WrappedRun
@@ -127,14 +127,15 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
     ) -> Iterator[Any]:
         control = stop_when_closed(config, kwargs)
-        chunks = runaway_named(super().stream(input, config, **kwargs), ledger)
+        chunks = runaway_named(super().stream(identified_input(input), config, **kwargs), ledger)
         chunks = drained_when_closed(chunks, control)
         return refusing_interrupts(self, chunks) if self.checkpointer is False else chunks
 
     def _graph_astream(
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger
     ) -> AsyncIterator[Any]:
-        chunks = arunaway_named(super().astream(input, config, **kwargs), ledger)
+        graph_input = identified_input(input)
+        chunks = arunaway_named(super().astream(graph_input, config, **kwargs), ledger)
         return arefusing_interrupts(self, chunks) if self.checkpointer is False else chunks
 
     def get_state(self, config: Any, *, subgraphs: bool = False) -> StateSnapshot:
@@ -148,13 +149,14 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
         return await inner_state.snapshot(ASYNC, self, config, subgraphs, own)
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        """``update_state`` writes what the ``transform_input`` hooks make of its values."""
+        """``update_state`` writes what the ``transform_input`` hooks make of its values, its
+        messages holding ids (random ones, for those that had none)."""
         updates = transformed_supersteps(supersteps, self.plan.hooks["transform_input"])
-        return super().bulk_update_state(config, updates)
+        return super().bulk_update_state(config, identified_supersteps(updates))
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
         updates = transformed_supersteps(supersteps, self.plan.hooks["transform_input"])
-        return await super().abulk_update_state(config, updates)
+        return await super().abulk_update_state(config, identified_supersteps(updates))
 
     def _wrapped_stream(
         self, input: Any, config: Any, kwargs: dict[str, Any], ledger: RunLedger

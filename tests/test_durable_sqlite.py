@@ -21,7 +21,12 @@ import pytest
 from langgraph.errors import EmptyInputError
 
 from tests.durable.agent import Turn, stored_histories, take_turn, tool_log
-from tests.durable.double_submit import LAYOUTS, layout_fields, submit_twice
+from tests.durable.double_submit import (
+    LAYOUTS,
+    ids_in_two_threads,
+    layout_fields,
+    submit_twice,
+)
 from tests.durable.harness import die_in_worker, run_in_worker
 
 NewTurn = Any  # partial(Turn, ...): takes the remaining Turn fields
@@ -222,3 +227,14 @@ def test_a_double_submit_leaves_each_run_its_own_messages(
     reverse): neither run's messages reach the other's checkpoints (tests/durable/double_submit)."""
     a_async = how_call == "ainvoke"
     submit_twice(partial(turn, **layout_fields(layout)), tmp_path, a_async, not a_async)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_messages_sent_without_ids_get_ids_unique_across_threads(
+    turn: NewTurn, how_call: str, layout: str
+) -> None:
+    """Two processes send the same plain strings to two threads: no id in common, and the ids
+    read back are the ones written (tests/durable/double_submit)."""
+    a_async = how_call == "ainvoke"
+    ids_in_two_threads(partial(turn, **layout_fields(layout)), a_async, not a_async)

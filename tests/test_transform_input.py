@@ -69,7 +69,9 @@ def test_the_input_is_rewritten_before_anything_sees_it(run: Run) -> None:
     assert result["messages"][0].content == "HI THERE"
     first = list(agent.get_state_history(thread("1")))[-1]
     stored = agent.checkpointer.get_tuple(first.config).checkpoint["channel_values"]
-    assert stored["__start__"] == {"messages": [["user", "HI THERE"]]}  # tuples stored as lists
+    # stored rewritten, as a message holding the id it keeps in the thread
+    (kept,) = stored["__start__"]["messages"]
+    assert (kept.type, kept.content, kept.id) == ("human", "HI THERE", result["messages"][0].id)
 
 
 def test_hooks_run_in_middleware_order(how_call: str) -> None:

@@ -11,9 +11,12 @@ The index is kept with the history it was made for (a few of them): the next ste
 starts from that very history, and copies the index instead of reading every message again.
 
 ``add_messages`` gives a message without an id a random one; a replay would give it a new one on
-every read. Here such a message gets an id derived from where it lands (the id before it and its
-position), so every replay gives it the same. langgraph stamps ids on message objects before it
-saves a write, so this only concerns what it stores as given: strings and ``(role, text)`` pairs.
+every read. What callers write has its ids (``_core/message_ids.py`` gives the input and
+``update_state`` theirs, and langgraph stamps the message objects of every write it saves), but a
+node hook may return strings or ``(role, text)`` pairs (its trace shows them as returned), and a
+thread written by an earlier graphagent stores them as given. Such a message gets an id derived
+from where it lands (the id before it, itself random, and its position), so every replay gives it
+the same.
 """
 
 from __future__ import annotations

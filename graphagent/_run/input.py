@@ -9,12 +9,13 @@ entry, and so is every ``update_state`` update.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.types import Command, StateUpdate
 
 from graphagent._core.langgraph_internals import update_pairs
+from graphagent._core.message_ids import with_message_ids
 from graphagent._core.records import Hook
 from graphagent.errors import HookReturnError, note_origin
 
@@ -44,6 +45,17 @@ def transformed_supersteps(
     if not hooks:
         return supersteps
     return [[_with_values_transformed(StateUpdate(*u), hooks) for u in step] for step in supersteps]
+
+
+def identified_supersteps(supersteps: Sequence[Sequence[Any]]) -> Sequence[Sequence[Any]]:
+    """``bulk_update_state``'s updates, the messages each writes holding ids."""
+    return [[_with_ids(StateUpdate(*u)) for u in step] for step in supersteps]
+
+
+def _with_ids(update: StateUpdate) -> StateUpdate:
+    if not isinstance(update.values, Mapping):
+        return update
+    return update._replace(values=with_message_ids(update.values))
 
 
 def _with_values_transformed(update: StateUpdate, hooks: Sequence[Hook]) -> StateUpdate:

@@ -55,7 +55,7 @@ from graphagent.middleware.todo import TodoListMiddleware
 from graphagent.state import FullHistoryState
 from graphagent.testing import ScriptedChatModel, tool_call
 
-ACTIONS = ("say", "resume", "review", "continue", "inspect")
+ACTIONS = ("say", "say-text", "resume", "review", "continue", "inspect")
 RELEASE_TIMEOUT = 120  # seconds; a sanity bound for a test that never releases, not a pause
 
 DeathAfterTool = Literal["kill", "raise"] | None
@@ -77,10 +77,11 @@ class Turn:
     """Where the tools log their executions."""
     thread_id: str
     action: str
-    """``"say"`` (``value`` is the message), ``"resume"`` (``value`` is the answer to the
-    interrupt), ``"review"`` (``value`` is the decision on the reviewed call: ``"approve"`` or
-    ``"reject"``), ``"continue"`` (``invoke(None)``) or ``"inspect"`` (no run, only the
-    state)."""
+    """``"say"`` (``value`` is the message), ``"say-text"`` (the same, sent as a plain string:
+    the message has no id until graphagent gives it one), ``"resume"`` (``value`` is the answer
+    to the interrupt), ``"review"`` (``value`` is the decision on the reviewed call:
+    ``"approve"`` or ``"reject"``), ``"continue"`` (``invoke(None)``) or ``"inspect"`` (no run,
+    only the state)."""
     value: str | None = None
     is_async: bool = False
     """Run with the asyncio checkpointer and ``ainvoke``."""
@@ -324,6 +325,8 @@ def agent_input(action: str, value: str | None) -> Any:
     """What ``invoke`` receives: a new human message, a resume value, or ``None`` to continue."""
     if action == "say":
         return {"messages": [HumanMessage(value or "")]}
+    if action == "say-text":
+        return {"messages": value or ""}
     if action == "resume":
         return Command(resume=value)
     if action == "review":

@@ -1,4 +1,7 @@
-"""A double submit, in real processes: process A starts a turn, and while A's model call is in
+"""Two things that must hold whichever processes write a thread: no phantom messages on a double
+submit, and ids unique across threads.
+
+A double submit, in real processes: process A starts a turn, and while A's model call is in
 flight process B submits another turn to the same thread (a double click, or a client retrying
 after a timeout). The test decides when A's model call ends: A's model waits for a file the test
 creates once B is done.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,29 @@ def submit_twice(turn: NewTurn, workdir: Path, a_async: bool, b_async: bool) -> 
     ], "A's run holds only what it saw and did"
     assert latest["detail"] == a_summary["returned"], "A finished last: the thread is A's"
     assert_coherent(latest["detail"])
+
+
+def ids_in_two_threads(turn: NewTurn, a_async: bool, b_async: bool) -> None:
+    """Two processes, each on a thread of its own, send the same plain strings (messages without
+    ids): no id is shared by the two threads, and another process reads each thread back with
+    the ids its writer returned."""
+    threads = [
+        turn(action="inspect", thread_id=f"{turn.keywords['thread_id']}-{n}") for n in (1, 2)
+    ]
+    written = []
+    for thread, is_async in zip(threads, (a_async, b_async), strict=True):
+        for text in ("hello", "hello again"):
+            summary = run_in_worker(
+                replace(thread, action="say-text", value=text, is_async=is_async)
+            )
+        written.append(summary["detail"])
+    read = [take_turn(thread)["detail"] for thread in threads]
+
+    assert read == written, "a replay gives the ids the writers returned"
+    one, two = ({m[2] for m in messages} for messages in read)
+    assert len(one) == len(read[0]) == 4
+    assert len(two) == 4
+    assert not one & two, "no id is shared by the two threads"
 
 
 def assert_coherent(messages: list[list[Any]]) -> None:

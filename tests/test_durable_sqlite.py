@@ -21,6 +21,7 @@ import pytest
 from langgraph.errors import EmptyInputError
 
 from tests.durable.agent import Turn, stored_histories, take_turn, tool_log
+from tests.durable.compaction import check_compaction_keeps_the_thread
 from tests.durable.double_submit import (
     LAYOUTS,
     ids_in_two_threads,
@@ -238,3 +239,11 @@ def test_messages_sent_without_ids_get_ids_unique_across_threads(
     read back are the ones written (tests/durable/double_submit)."""
     a_async = how_call == "ainvoke"
     ids_in_two_threads(partial(turn, **layout_fields(layout)), a_async, not a_async)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("layout", ["deltas", "fused"])
+def test_a_compacted_thread_survives_keep_latest_pruning(turn: NewTurn, layout: str) -> None:
+    """100 turns and a paused review, compacted, then every checkpoint but the latest deleted
+    by plain SQL: the thread reads back whole elsewhere and goes on (tests/durable/compaction)."""
+    check_compaction_keeps_the_thread(partial(turn, **layout_fields(layout)), turns=100)

@@ -1,4 +1,4 @@
-"""The public surface: every name the four public modules export."""
+"""The public surface: every name the five public modules export."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ PUBLIC_MODULES = (
     "graphagent.middleware",
     "graphagent.structured_output",
     "graphagent.testing",
+    "graphagent.storage",
 )
 PUBLIC = sorted(
     {

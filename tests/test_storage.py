@@ -36,6 +36,7 @@ from graphagent.middleware import AgentMiddleware, AgentState, before_model
 from graphagent.middleware.context_editing import ClearToolUsesEdit, ContextEditingMiddleware
 from graphagent.middleware.summarization import SummarizationMiddleware
 from graphagent.state import MESSAGES_SNAPSHOT_FREQUENCY, FullHistoryState, add_message_batches
+from graphagent.storage import acompact_thread, compact_thread
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -405,3 +406,38 @@ def test_the_v3_stream_of_a_later_turn_streams_it_and_outputs_the_whole_history(
     assert texts == ["", "answer to two"]
     assert shape(output["messages"]) == ours.messages()
     assert [t for k, t in ours.messages() if k == "human"] == ["one", "two"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_compacting_stores_the_history_in_the_latest_checkpoint_only_once(
+    layout: str, how_call: str
+) -> None:
+    saver = InMemorySaver()
+    ours = Thread(agent_on(layout, saver), how_call)
+    for text in ("one", "two", "three"):
+        ours.say(text)
+    before = ours.state()
+
+    def compact() -> bool:
+        if ours.is_async:
+            return asyncio.run(acompact_thread(ours.agent, ours.config))
+        return compact_thread(ours.agent, ours.config)
+
+    assert compact() is (layout == "deltas"), "'often' and 'full' hold it already"
+    assert compact() is False
+    latest = saver.get_tuple(ours.config)
+    assert latest is not None
+    assert latest.checkpoint["id"] == before.config["configurable"]["checkpoint_id"]
+    assert isinstance(latest.checkpoint["channel_values"]["messages"], _DeltaSnapshot | list)
+    assert ours.state().values == before.values
+    assert ours.state().next == before.next
+    ours.say("four")
+    assert [t for k, t in ours.messages() if k == "human"] == ["one", "two", "three", "four"]
+
+
+def test_compacting_needs_a_checkpointer_and_a_thread() -> None:
+    with pytest.raises(ValueError, match="has no checkpointer to compact a thread of"):
+        compact_thread(agent_on("deltas", None), thread())
+    with pytest.raises(ValueError, match="the config names no thread"):
+        compact_thread(agent_on("deltas", InMemorySaver()), {})
+    assert compact_thread(agent_on("deltas", InMemorySaver()), thread("new")) is False

@@ -355,3 +355,38 @@ def lending(config: Mapping[str, Any], checkpointer: Any, namespace: str) -> dic
     configurable[CONFIG_KEY_CHECKPOINT_NS] = namespace
     configurable[CONFIG_KEY_CHECKPOINTER] = checkpointer
     return {**config, CONF: configurable}
+
+
+# -- compacting a thread: DeltaChannel values stored whole (graphagent.storage) ----------------
+
+
+def replayed(spec: BaseChannel[Any, Any, Any], history: Any) -> Any:
+    """The value of the ``DeltaChannel`` ``spec`` rebuilt from its ``history`` (what a saver's
+    ``get_delta_channel_history`` returns), as langgraph rebuilds it when it loads a checkpoint."""
+    from langgraph.pregel._checkpoint import _replay
+
+    return _replay(spec, history).get()
+
+
+def with_snapshots(
+    checkpoint: Any,
+    values: Mapping[str, Any],
+    versions: Mapping[str, Any],
+    trigger_to_nodes: Mapping[str, Sequence[str]],
+) -> Any:
+    """``checkpoint`` (same id) storing each of ``values`` whole, as langgraph stores a
+    ``DeltaChannel``'s snapshot, under the new ``versions`` of those channels (a saver stores a
+    value once per version), which whoever had seen the old version is marked as having seen
+    (as langgraph marks the versions its own snapshots bump)."""
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+    from langgraph.pregel._checkpoint import _mark_bumps_seen
+
+    old = checkpoint["channel_versions"]
+    bumped = {name: (old[name], versions[name]) for name in values}
+    snapshots = {name: _DeltaSnapshot(value) for name, value in values.items()}
+    return {
+        **checkpoint,
+        "channel_values": {**checkpoint["channel_values"], **snapshots},
+        "channel_versions": {**old, **versions},
+        "versions_seen": _mark_bumps_seen(checkpoint["versions_seen"], bumped, trigger_to_nodes),
+    }

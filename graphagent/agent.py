@@ -23,7 +23,7 @@ from graphagent._core.runtime import (
     DEFAULT_AGENT_NAME as DEFAULT_AGENT_NAME,
     AgentRuntime as AgentRuntime,
 )
-from graphagent._run import inner_state, own_branch, resume as _resume
+from graphagent._run import history_view, inner_state, own_branch, resume as _resume
 from graphagent._run.caller import refuse_misnamed_messages, refuse_unknown_run_options
 from graphagent._run.closing import drained_when_closed
 from graphagent._run.input import identified_supersteps, transformed, transformed_supersteps
@@ -147,6 +147,33 @@ class CompiledAgent(CompiledStateGraph[Any, Any, Any, Any]):
     async def aget_state(self, config: Any, *, subgraphs: bool = False) -> StateSnapshot:
         own = super().aget_state
         return await inner_state.snapshot(ASYNC, self, config, subgraphs, own)
+
+    def get_state_history(
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """The thread's checkpoints, newest first; over messages stored as deltas, each
+        rebuilt from the one before it, not each from the last snapshot."""
+        options = {"filter": filter, "before": before, "limit": limit}
+        return history_view.history(self, config, options, super().get_state_history)
+
+    async def aget_state_history(
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[StateSnapshot]:
+        options = {"filter": filter, "before": before, "limit": limit}
+        async for snapshot in history_view.ahistory(
+            self, config, options, super().aget_state_history
+        ):
+            yield snapshot
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         """``update_state`` writes what the ``transform_input`` hooks make of its values, its

@@ -28,6 +28,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
@@ -441,3 +442,56 @@ def test_compacting_needs_a_checkpointer_and_a_thread() -> None:
     with pytest.raises(ValueError, match="the config names no thread"):
         compact_thread(agent_on("deltas", InMemorySaver()), {})
     assert compact_thread(agent_on("deltas", InMemorySaver()), thread("new")) is False
+
+
+def _same_snapshots(ours: list[Any], theirs: list[Any]) -> None:
+    assert [s.config for s in ours] == [s.config for s in theirs]
+    for mine, langgraphs in zip(ours, theirs, strict=True):
+        assert mine.values == langgraphs.values
+        assert (mine.next, mine.metadata, mine.parent_config, mine.created_at) == (
+            langgraphs.next,
+            langgraphs.metadata,
+            langgraphs.parent_config,
+            langgraphs.created_at,
+        )
+        assert [(t.id, t.name, t.interrupts) for t in mine.tasks] == [
+            (t.id, t.name, t.interrupts) for t in langgraphs.tasks
+        ]
+
+
+@pytest.mark.parametrize("layout", ["deltas", "often"])
+def test_the_history_of_a_forked_thread_is_langgraphs_own_read_one_walk_for_all(
+    layout: str, how_call: str
+) -> None:
+    """Each snapshot of the history is rebuilt from the one before it (one walk for the whole
+    history): it reads back exactly as langgraph rebuilds each checkpoint on its own, forks,
+    ``before``, ``limit`` and ``filter`` included."""
+    ours = Thread(agent_on(layout, InMemorySaver()), how_call)
+    for question in ("one", "two", "three"):
+        ours.say(question)
+    early = ours.history()[-6].config
+    ours.update(early, {"messages": [HumanMessage("aside")]})
+    ours.say("four")
+    agent, config = ours.agent, ours.config
+
+    def both(**options: Any) -> tuple[list[Any], list[Any]]:
+        if ours.is_async:
+
+            async def collect(read: Any) -> list[Any]:
+                return [s async for s in read(config, **options)]
+
+            own = CompiledStateGraph.aget_state_history
+            mine = asyncio.run(collect(agent.aget_state_history))
+            return mine, asyncio.run(collect(lambda c, **o: own(agent, c, **o)))
+        own_sync = CompiledStateGraph.get_state_history
+        return list(agent.get_state_history(config, **options)), list(
+            own_sync(agent, config, **options)
+        )
+
+    everything = both()
+    assert len(everything[0]) > 20
+    _same_snapshots(*everything)
+    middle = everything[0][12].config
+    _same_snapshots(*both(limit=5))
+    _same_snapshots(*both(before=middle, limit=7))
+    _same_snapshots(*both(filter={"source": "update"}))

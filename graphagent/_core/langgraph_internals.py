@@ -390,3 +390,38 @@ def with_snapshots(
         "channel_versions": {**old, **versions},
         "versions_seen": _mark_bumps_seen(checkpoint["versions_seen"], bumped, trigger_to_nodes),
     }
+
+
+# -- get_state_history over a delta thread (graphagent._run.history_view) ----------------------
+
+
+def history_source(graph: Any, config: Any) -> tuple[Any, Any] | None:
+    """The checkpointer and the config with which langgraph's ``get_state_history`` lists the
+    checkpoints of ``graph``'s thread, or ``None`` when ``config`` names a namespace (langgraph
+    reads a subgraph's history through the subgraph)."""
+    from langchain_core.runnables.config import ensure_config, merge_configs
+
+    config = ensure_config(config)
+    saver = graph._state_checkpointer(config)
+    if (config.get(CONF) or {}).get(CONFIG_KEY_CHECKPOINT_NS):
+        return None
+    thread: Any = {
+        CONF: {CONFIG_KEY_CHECKPOINT_NS: "", "thread_id": str(config[CONF]["thread_id"])}
+    }
+    return saver, graph._own_checkpoint_config(merge_configs(graph.config, config, thread))
+
+
+def snapshot_of(graph: Any, saver: Any, saved: Any) -> Any:
+    """The ``StateSnapshot`` langgraph's ``get_state_history`` makes of ``saved``."""
+    return graph._prepare_state_snapshot(saved.config, saved, saver=saver)
+
+
+async def asnapshot_of(graph: Any, saver: Any, saved: Any) -> Any:
+    return await graph._aprepare_state_snapshot(saved.config, saved, saver=saver)
+
+
+def stored_whole(value: Any) -> Any:
+    """A channel value as a checkpoint stores it whole (a ``DeltaChannel`` snapshot)."""
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    return _DeltaSnapshot(value)

@@ -228,28 +228,49 @@ def storage_target(
 
 
 def bytes_over(a: str, b: str, turns: int) -> Callable[[dict[str, storage.Thread]], Measure]:
-    return lambda threads: (threads[a].file_bytes[turns] / threads[b].file_bytes[turns], None)
+    """``a``'s stored bytes (checkpoints + writes) over ``b``'s, at ``turns`` turns."""
+    return lambda threads: (threads[a].stored_bytes[turns] / threads[b].stored_bytes[turns], None)
+
+
+def history_over(a: str, b: str, turns: int) -> Callable[[dict[str, storage.Thread]], Measure]:
+    return lambda threads: (
+        threads[a].history_seconds[turns] / threads[b].history_seconds[turns],
+        None,
+    )
+
+
+def _over_decoding(thread: storage.Thread) -> Measure | None:
+    ratio = thread.over_decoding()
+    return None if ratio is None else (ratio, None)
 
 
 def storage_targets() -> tuple[Target, ...]:
-    turns = storage.FULL_LAYOUT_TURNS
+    turns, longest = storage.FULL_LAYOUT_TURNS, max(storage.TURNS)
     targets = [
         storage_target(
-            f"default / langchain: SQLite file, {turns}-turn thread",
+            f"default / langchain: stored bytes, {turns}-turn thread",
             bytes_over("default", "langchain", turns),
             0.03,
         ),
         storage_target(
-            f"default / langchain-delta: SQLite file, {turns}-turn thread",
+            f"default / langchain-delta: stored bytes, {turns}-turn thread",
             bytes_over("default", "langchain-delta", turns),
             0.8,
         ),
         storage_target(
-            f"fused / langchain-delta: SQLite file, {turns}-turn thread",
+            f"fused / langchain-delta: stored bytes, {turns}-turn thread",
             bytes_over("fused", "langchain-delta", turns),
             0.3,
         ),
     ]
+    for side in ("default", "fused"):
+        targets.append(
+            storage_target(
+                f"{side} / full: get_state_history CPU, {turns}-turn thread",
+                history_over(side, "full", turns),
+                1.2,
+            )
+        )
     for side in ("default", "fused"):
         targets += [
             storage_target(
@@ -258,9 +279,14 @@ def storage_targets() -> tuple[Target, ...]:
                 1.3,
             ),
             storage_target(
-                f"{side}: get_state, {max(storage.TURNS)} / {min(storage.TURNS)} turns",
-                lambda threads, side=side: threads[side].read_growth(),
-                2.0,
+                f"{side}: turn {longest} / turn 1 of a thread (medians of {storage.TIMED_TURNS})",
+                lambda threads, side=side: threads[side].turn_growth(longest),
+                1.5,
+            ),
+            storage_target(
+                f"{side}: get_state at {longest} turns / deserialising its messages once",
+                lambda threads, side=side: _over_decoding(threads[side]),
+                1.3,
             ),
         ]
     return tuple(targets)
@@ -536,6 +562,7 @@ def run_storage(args: argparse.Namespace) -> dict[str, storage.Thread]:
         for v in variants
     }
     storage.print_report(list(threads.values()), {v.name: v.note for v in variants})
+    storage.print_stored(list(threads.values()))
     return threads
 
 

@@ -119,6 +119,9 @@ class Variant:
     note: str
     build: Build
     max_turns: int = max(TURNS)
+    long_history: bool = False
+    """Whether ``get_state_history`` is timed at the thread's longest too (the variants that
+    finish it: graphagent's delta layouts)."""
 
 
 def graphagent_variants(frequencies: Sequence[int] = ()) -> list[Variant]:
@@ -147,8 +150,10 @@ def graphagent_variants(frequencies: Sequence[int] = ()) -> list[Variant]:
             for n in frequencies
         ]
     return [
-        Variant("default", "graphagent, messages as deltas (the default)", maker()),
-        Variant("fused", "graphagent, fuse_hooks=True", maker(fused=True)),
+        Variant(
+            "default", "graphagent, messages as deltas (the default)", maker(), long_history=True
+        ),
+        Variant("fused", "graphagent, fuse_hooks=True", maker(fused=True), long_history=True),
         Variant(
             "full",
             "graphagent, state_schema=FullHistoryState",
@@ -216,6 +221,10 @@ class Thread:
     turns: int = 0
     turn_seconds: list[float] = field(default_factory=list)
     file_bytes: dict[int, int] = field(default_factory=dict)
+    stored_bytes: dict[int, int] = field(default_factory=dict)
+    """What the thread stores: its checkpoints and their metadata, and its writes."""
+    history_seconds: dict[int, float] = field(default_factory=dict)
+    """The CPU time of reading the whole ``get_state_history`` of the thread once."""
     floor_bytes: dict[int, int] = field(default_factory=dict)
     get_state_seconds: dict[int, list[float]] = field(default_factory=dict)
     decode_seconds: dict[int, list[float]] = field(default_factory=dict)
@@ -283,6 +292,15 @@ class SqliteFile:
         self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return sum(p.stat().st_size for p in self.path.parent.iterdir())
 
+    def stored(self) -> int:
+        """The bytes of the checkpoints (with their metadata) and of the writes: what the saver
+        stores, whatever the file's pages and indexes add."""
+        checkpoints = "SELECT SUM(LENGTH(checkpoint) + LENGTH(metadata)) FROM checkpoints"
+        writes = "SELECT SUM(LENGTH(value)) FROM writes"
+        return sum(
+            self._connection.execute(sql).fetchone()[0] or 0 for sql in (checkpoints, writes)
+        )
+
     def close(self) -> None:
         self._connection.close()
         self._directory.cleanup()
@@ -306,6 +324,8 @@ def run_thread(variant: Variant, turns: int, *, progress: Callable[[str], None])
             result.walks.append(_walk(file.saver, config))
             if turn in marks:
                 _measure(result, agent, config, file, turn, time_reads=turn in (min(TURNS), turns))
+                if turn == FULL_LAYOUT_TURNS or (turn == turns and variant.long_history):
+                    result.history_seconds[turn] = _time_history(agent, config)
                 progress(f"{variant.name}: {turn} turns")
         result.turns = turns
         _check(agent, config, turns)
@@ -335,6 +355,7 @@ def _measure(
     result: Thread, agent: Any, config: Any, file: SqliteFile, turn: int, *, time_reads: bool
 ) -> None:
     result.file_bytes[turn] = file.size()
+    result.stored_bytes[turn] = file.stored()
     messages = agent.get_state(config).values["messages"]
     result.floor_bytes[turn] = floor_bytes(messages, file.saver)
     if time_reads:
@@ -354,6 +375,16 @@ def _time_get_state(agent: Any, config: Any) -> list[float]:
         started = time.process_time()
         agent.get_state(config)
         seconds.append(time.process_time() - started)
+    return seconds
+
+
+def _time_history(agent: Any, config: Any) -> float:
+    gc.collect()
+    started = time.process_time()
+    snapshots = list(agent.get_state_history(config))
+    seconds = time.process_time() - started
+    if not snapshots:
+        raise RuntimeError("get_state_history listed no checkpoint")
     return seconds
 
 
@@ -452,4 +483,24 @@ def print_sweep(threads: Sequence[Thread]) -> None:
             f"{_cell(thread.multiple_of_floor(longest), 9)}{thread.mean_walk():>11.0f}"
             f"{_cell(thread.get_state_ms(longest), 14)}{_cell(growth and growth[0], 18)}"
         )
+    print()
+
+
+def print_stored(threads: Sequence[Thread]) -> None:
+    """What each thread stores, by the saver's own rows, and the time to read its history."""
+    head = "".join(f"{f'{n} turns':>14}" for n in TURNS)
+    print(f"{'stored bytes (checkpoints + writes), MiB':<44}{head}")
+    for thread in threads:
+        cells = [
+            f"{thread.stored_bytes[n] / 2**20:>14.2f}" if n in thread.stored_bytes else f"{'-':>14}"
+            for n in TURNS
+        ]
+        print(f"  {thread.variant:<42}" + "".join(cells))
+    print(f"{'get_state_history, CPU s':<44}{f'{FULL_LAYOUT_TURNS} turns':>14}{'longest':>14}")
+    for thread in threads:
+        at_full = thread.history_seconds.get(FULL_LAYOUT_TURNS)
+        longest = (
+            thread.history_seconds.get(thread.turns) if thread.turns != FULL_LAYOUT_TURNS else None
+        )
+        print(f"  {thread.variant:<42}{_cell(at_full, 14)}{_cell(longest, 14)}")
     print()

@@ -495,3 +495,18 @@ def test_the_history_of_a_forked_thread_is_langgraphs_own_read_one_walk_for_all(
     _same_snapshots(*both(limit=5))
     _same_snapshots(*both(before=middle, limit=7))
     _same_snapshots(*both(filter={"source": "update"}))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_turns_one_after_another_start_from_the_latest_checkpoint_itself(
+    layout: str, how_call: str
+) -> None:
+    """A run starts from a copy of the latest checkpoint only when that one has steps pending
+    (another run's, or an unfinished one): turns taken one after another make no copy."""
+    ours = Thread(agent_on(layout, InMemorySaver()), how_call)
+    for text in ("one", "two", "three"):
+        ours.say(text)
+
+    sources = [s.metadata["source"] for s in ours.history()]
+    assert "fork" not in sources
+    assert sources.count("input") == 3

@@ -139,8 +139,8 @@ async def _atake_turn(turn: Turn) -> dict[str, Any]:
             )
         summary = summarise(await agent.aget_state(config), model)
         if turn.tag is not None:
-            tagged = saver.alist(config, filter={"turn": turn.tag}, limit=1)
-            last = await anext(tagged)
+            # read to its end: AsyncSqliteSaver holds its connection until the listing ends
+            (last,) = [c async for c in saver.alist(config, filter={"turn": turn.tag}, limit=1)]
             summary["run_last"] = _shown((await agent.aget_state(last.config)).values["messages"])
         return _with_returned(summary, returned)
 

@@ -4,7 +4,6 @@ interrupts passing through, and async runs that wait without blocking the event 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -544,47 +543,17 @@ def test_an_interrupt_in_the_model_passes_through_and_resumes(
 # -- async runs never block the event loop -------------------------------------------------------
 
 
-class BlockingDetector(logging.Handler):
-    """Collects asyncio debug mode's "Executing <...> took N seconds" reports."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.reports: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if message.startswith("Executing"):
-            self.reports.append(message)
+REAL_DELAY = 0.15
+"""The first real wait below, in seconds."""
 
 
-SLOW_CALLBACK = 0.1
-"""A callback running this long is reported (ordinary steps take milliseconds)."""
-REAL_DELAY = 1.5 * SLOW_CALLBACK
-"""The first real wait below: a blocking wait this long would be reported."""
+def test_a_blocking_sleep_on_the_event_loop_fails_the_test() -> None:
+    """The suite's blocking-call guard (conftest.py) is what the test below relies on: the
+    sync mode's sleep, run on an event loop, is refused instead of blocking it."""
+    from blockbuster import BlockingError
 
-
-def run_watched(make: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """Run the coroutine ``make()`` in asyncio debug mode; return its result and the reports."""
-    detector = BlockingDetector()
-    logger = logging.getLogger("asyncio")
-    logger.addHandler(detector)
-
-    async def main() -> Any:
-        asyncio.get_running_loop().slow_callback_duration = SLOW_CALLBACK
-        return await make()
-
-    try:
-        return asyncio.run(main(), debug=True), detector.reports
-    finally:
-        logger.removeHandler(detector)
-
-
-def test_the_detector_reports_a_blocking_call() -> None:
-    async def blocks() -> None:
-        time.sleep(REAL_DELAY)  # noqa: ASYNC251 - the blocking call to detect
-
-    _, reports = run_watched(blocks)
-    assert len(reports) == 1
+    with pytest.raises(BlockingError):
+        asyncio.run(SYNC.sleep(REAL_DELAY))
 
 
 def flaky_agent(**options: Any) -> tuple[Any, FailingTimes]:
@@ -613,20 +582,17 @@ def test_async_waits_do_not_block_the_event_loop(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(_retry, "wait", async_only)
     options: dict[str, Any] = {"initial_delay": REAL_DELAY, "jitter": False}
-    warm_up, _ = flaky_agent(initial_delay=0)  # first runs pay for imports and caches
-    asyncio.run(warm_up.ainvoke({"messages": ["go"]}))
     agent, flaky_tool = flaky_agent(**options)
 
     started = time.perf_counter()
-    result, reports = run_watched(lambda: agent.ainvoke({"messages": ["go"]}))
+    result = asyncio.run(agent.ainvoke({"messages": ["go"]}))
     elapsed = time.perf_counter() - started
 
-    assert reports == []
     assert result["messages"][-1].content == "done"
     assert flaky_tool.calls == 3
-    # The waits were real: the model's first, then the tool's first and second.
+    # The waits were real (a lower bound holds on any machine): the model's first, then the
+    # tool's first and second.
     assert elapsed >= 0.9 * (REAL_DELAY + REAL_DELAY + 2 * REAL_DELAY)
-    assert elapsed < 30
 
 
 # -- options -------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ server-sent events, and shuts itself down after ``lifetime`` seconds if nobody s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import socket
@@ -19,7 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from tests.prompt_cache_rules import OpenAICacheRule
+
 __all__ = [
+    "CachingOpenAIStub",
     "OpenAIStub",
     "Reply",
     "StubCall",
@@ -40,13 +44,14 @@ ARGUMENT_PIECE = 5  # characters of tool-call arguments per streamed delta
 class Usage:
     prompt_tokens: int = 12
     completion_tokens: int = 5
+    cached_tokens: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
         }
 
@@ -110,12 +115,16 @@ class OpenAIStub:
         self.problems: list[str] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self._deadline = threading.Timer(lifetime, self._server.shutdown)
         self._deadline.daemon = True
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler class (another provider's stub answers its own routes)."""
+        return _handler_for(self)
 
     @property
     def url(self) -> str:
@@ -293,3 +302,26 @@ def _chunks(reply: Reply, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "choices": [],
             "usage": reply.usage.as_json(),
         }
+
+
+class CachingOpenAIStub(OpenAIStub):
+    """The server, with OpenAI's prompt caching (tests/prompt_cache_rules.py): every reply's
+    usage counts the request's prompt, and the part of it read from the cache."""
+
+    def __init__(self, lifetime: float = 60.0, rule: OpenAICacheRule | None = None) -> None:
+        super().__init__(lifetime)
+        self.rule = rule or OpenAICacheRule()
+
+    def reset(self) -> None:
+        super().reset()
+        with self._lock:
+            self.rule.clear()
+
+    def take(self, body: dict[str, Any]) -> Reply | None:
+        reply = super().take(body)
+        if reply is None or reply.status != 200:
+            return reply
+        with self._lock:
+            usage = self.rule.apply(body)
+        counted = Usage(usage.prompt_tokens, reply.usage.completion_tokens, usage.cached_tokens)
+        return dataclasses.replace(reply, usage=counted)

@@ -49,6 +49,7 @@ def create_agent(
     fuse_hooks: bool = False,
     max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS,
     answer_malformed_tool_calls: bool = True,
+    prompt_caching: bool = True,
 ) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
 
@@ -126,6 +127,11 @@ def create_agent(
             again to correct it (``max_model_calls`` bounds a model that never does). ``False``
             gives LangChain's behaviour: a reply whose only calls are malformed ends the run,
             and the next model call answers them. See "Malformed calls" in docs/tools.md.
+        prompt_caching: graphagent only. Shape every model call so its provider caches the
+            repeated prefix (on by default): a ``prompt_cache_key`` per thread for OpenAI,
+            ``cache_control`` breakpoints for Anthropic, ``cachePoint`` blocks for Bedrock.
+            A key or breakpoints of the caller's own win; ``False`` sends requests as they are.
+            See docs/prompt-caching.md.
 
     Returns:
         The compiled agent, a LangGraph ``CompiledStateGraph``: run it with ``invoke``,
@@ -165,6 +171,7 @@ def create_agent(
         context_schema=context_schema,
         name=name,
         response_format=strategy,
+        prompt_caching=prompt_caching,
     )
     compiled = graph.compile(
         checkpointer=checkpointer,

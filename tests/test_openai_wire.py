@@ -411,7 +411,9 @@ def test_provider_strategy_sends_a_json_schema_and_parses_the_reply(
     assert result["structured_response"] == Weather(city="Paris", degrees=23)
     [request] = stub.requests
     # No "tools": [] (LangChain sends one; OpenAI-compatible servers reject an empty list).
-    assert {k: v for k, v in request.items() if k not in ("messages", "stream")} == {
+    # (prompt_cache_key: prompt caching, tests/test_prompt_caching.py.)
+    sent = {k: v for k, v in request.items() if k not in ("messages", "stream", "prompt_cache_key")}
+    assert sent == {
         "model": "gpt-test",
         "response_format": weather_format(),
     }

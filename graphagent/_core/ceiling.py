@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import uuid4
 
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.config import get_config
@@ -43,6 +44,8 @@ class RunLedger:
     model_calls: int = 0
     jumps: Counter[tuple[str, str]] = field(default_factory=Counter)
     tool_calls: Counter[str] = field(default_factory=Counter)
+    run: str = field(default_factory=lambda: uuid4().hex)
+    """The run's own id (prompt caching keys a run without a thread by it)."""
 
     def count_model_call(self) -> None:
         """Count a model call about to be made; past the ceiling, refuse it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -28,6 +29,7 @@ def build_graph(
     context_schema: type[Any] | None,
     name: str | None,
     response_format: Any = None,
+    prompt_caching: bool = True,
 ) -> StateGraph[Any, Any, Any, Any]:
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
@@ -54,6 +56,8 @@ def build_graph(
         response_format,
         plan.answer_malformed,
     )
+    if not prompt_caching:
+        setup = replace(setup, prompt_caching=False)
     calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
     graph.add_node(MODEL_NODE, calls)
     if TOOLS_NODE in plan.routes:

@@ -41,6 +41,7 @@ class ModelSetup:
     response_format: Any
     answer_malformed: bool = False
     """Answer the reply's malformed tool calls at once, so the run goes back to the model."""
+    prompt_caching: bool = True
 
 
 def model_node(
@@ -48,7 +49,7 @@ def model_node(
 ) -> RunnableCallable:
     """The ``"model"`` node, with the wrap hooks nested around the model call. Right after the
     tools (``after_tools``), it first hands off when a tool of the turn did."""
-    call = ModelCall(setup.name, setup.registry)
+    call = ModelCall(setup.name, setup.registry, prompt_caching=setup.prompt_caching)
     sync_error = async_only_error(hooks)
     modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
     chains = {mode: _chain(setup, hooks, call, mode) for mode in modes}

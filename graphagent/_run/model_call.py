@@ -14,8 +14,10 @@ from langgraph.types import Command
 from graphagent._core.bridge import Mode
 from graphagent._core.ceiling import running_ledger
 from graphagent._core.history import pair_tool_calls
+from graphagent._core.runtime import DEFAULT_AGENT_NAME
 from graphagent._models.configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._models.native_output import bind_native
+from graphagent._run.prompt_cache import with_prompt_caching
 from graphagent._run.reply import checked_reply
 from graphagent._run.structured import (
     Strategy,
@@ -43,9 +45,12 @@ class Outcome:
 class ModelCall:
     """Call the model of a request, as a sync or an async run does (``mode``)."""
 
-    def __init__(self, name: str | None, registry: ToolRegistry) -> None:
+    def __init__(
+        self, name: str | None, registry: ToolRegistry, *, prompt_caching: bool = True
+    ) -> None:
         self._name = name
         self._registry = registry
+        self._prompt_caching = prompt_caching
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
 
     async def __call__(self, request: ModelRequest, mode: Mode) -> Outcome:
@@ -55,6 +60,8 @@ class ModelCall:
         configurable = isinstance(request.model, ConfigurableChatModel)
         if configurable:
             request, configs = await _chosen(request, mode)
+        if self._prompt_caching:
+            request = with_prompt_caching(request, self._name or DEFAULT_AGENT_NAME)
         bound, messages, strategy = self._prepare(request, cache=not configurable)
         for config in configs:
             bound = bound.with_config(config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -343,7 +344,10 @@ def test_a_model_id_is_built_on_first_use(monkeypatch: pytest.MonkeyPatch) -> No
     assert middleware.model is built
 
 
-def test_a_model_id_of_a_missing_integration_fails_when_built() -> None:
+def test_a_model_id_of_a_missing_integration_fails_when_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_anthropic", None)  # not installed
     with pytest.raises(MissingIntegrationError, match="pip install langchain-anthropic"):
         LLMToolSelectorMiddleware(model="anthropic:claude-sonnet-4-5")
 

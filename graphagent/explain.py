@@ -46,6 +46,11 @@ class Explanation:
     tools: tuple[str, ...]
     nodes: tuple[str, ...]
     edges: tuple[Edge, ...]
+    prompt_caching: bool = True
+    """Whether each model call is shaped for its provider to cache the prefix."""
+    volatile: tuple[tuple[str, str], ...] = ()
+    """Each middleware that may change the cached prefix, and what of it (its
+    ``cache_volatile``)."""
 
     def __str__(self) -> str:
         tools = f" with tools: {', '.join(self.tools)}" if self.tools else ""
@@ -72,7 +77,7 @@ class Explanation:
         if self.fields:
             lines.append("State fields added by middleware:")
             lines += [f"  {o}: {f}: {t}{_vis(v)}" for o, f, t, v in self.fields]
-        return "\n".join(lines)
+        return "\n".join([*lines, *_caching_lines(self)])
 
     def svg(self) -> str:
         """The graph as an SVG picture, made locally: nodes in run order, jump edges labelled
@@ -136,6 +141,8 @@ def explain(graph: Any, node: str | None = None) -> Explanation:
         tools=tuple(t.name for t in plan.tools),
         nodes=_run_order(plan, tuple(drawn.nodes)),
         edges=_edges(plan, drawn.edges),
+        prompt_caching=plan.prompt_caching,
+        volatile=_volatile(plan),
     )
 
 
@@ -244,3 +251,28 @@ def _notes(explanation: Explanation) -> dict[str, str]:
     if explanation.order["wrap_agent"]:
         notes["__start__"] = "run inside " + " ⊃ ".join(explanation.order["wrap_agent"])
     return notes
+
+
+def _volatile(plan: Plan) -> tuple[tuple[str, str], ...]:
+    """Each middleware declaring what of the cached prefix it may change, in list order."""
+    found: list[tuple[str, str]] = []
+    for middleware in plan.middleware:
+        parts = getattr(middleware, "cache_volatile", ())
+        if isinstance(parts, str):
+            parts = (parts,)
+        if parts:
+            found.append((middleware.name, ", ".join(str(part) for part in parts)))
+    return tuple(found)
+
+
+def _caching_lines(explanation: Explanation) -> list[str]:
+    if not explanation.prompt_caching:
+        return ["Prompt caching: off (prompt_caching=False)"]
+    lines = [
+        "Prompt caching: on (breakpoints after the system prompt, the previous call's last "
+        "message and the last message; a prompt_cache_key per thread)"
+    ]
+    if explanation.volatile:
+        lines.append("  made volatile by (re-read at full price when it changes):")
+        lines += [f"    {name}: {what}" for name, what in explanation.volatile]
+    return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from langchain_core.language_models import BaseChatModel
@@ -164,6 +165,8 @@ def create_agent(
         interrupt_after=interrupt_after,
         transformers=transformers,
     )
+    if not prompt_caching:
+        plan = replace(plan, prompt_caching=False)
     graph = build_graph(
         plan,
         model,
@@ -171,7 +174,6 @@ def create_agent(
         context_schema=context_schema,
         name=name,
         response_format=strategy,
-        prompt_caching=prompt_caching,
     )
     compiled = graph.compile(
         checkpointer=checkpointer,

@@ -14,9 +14,13 @@ from graphagent.explain import explain
 from graphagent.middleware import (
     AgentMiddleware,
     AgentState,
+    ContextEditingMiddleware,
+    LLMToolSelectorMiddleware,
     PrivateStateAttr,
+    SummarizationMiddleware,
     after_model,
     before_model,
+    dynamic_prompt,
     wrap_agent,
     wrap_model_call,
     wrap_tool_call,
@@ -93,6 +97,8 @@ def test_the_text_says_what_runs_in_what_order_and_how() -> None:
             "State fields added by middleware:",
             "  guard: count: int (private)",
             "  guard: note: str",
+            "Prompt caching: on (breakpoints after the system prompt, the previous call's "
+            "last message and the last message; a prompt_cache_key per thread)",
         ]
     )
 
@@ -236,3 +242,38 @@ def test_the_picture_is_saved_as_svg_outside_jupyter(tmp_path: Any) -> None:
     wrong = r"writes SVG; give a path ending in \.svg, e.g\. 'a\.svg'"
     with pytest.raises(ValueError, match=wrong):
         explain(built).save(tmp_path / "a.png")
+
+
+def test_the_text_names_the_middleware_that_make_the_cached_prefix_volatile() -> None:
+    @dynamic_prompt
+    def stamped(request: Any) -> str:
+        return "It is now 12:00."
+
+    model = ScriptedChatModel(["x"])
+    summary = SummarizationMiddleware(model, trigger=("messages", 40))
+    stack = [summary, ContextEditingMiddleware(), LLMToolSelectorMiddleware(model=model), stamped]
+    lines = str(explain(create_agent(model, [add], middleware=stack))).splitlines()
+    assert lines[-5:] == [
+        "  made volatile by (re-read at full price when it changes):",
+        "    SummarizationMiddleware: earlier messages",
+        "    ContextEditingMiddleware: earlier messages",
+        "    LLMToolSelectorMiddleware: tools",
+        "    stamped: system prompt",
+    ]
+
+
+def test_a_middleware_of_ones_own_declares_what_it_changes() -> None:
+    class Clock(AgentMiddleware):
+        cache_volatile = "system prompt"
+
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+    explanation = explain(create_agent(ScriptedChatModel(["x"]), middleware=[Clock()]))
+    assert explanation.volatile == (("Clock", "system prompt"),)
+
+
+def test_the_text_says_when_caching_is_off() -> None:
+    agent = create_agent(ScriptedChatModel(["x"]), prompt_caching=False)
+    assert str(explain(agent)).splitlines()[-1] == "Prompt caching: off (prompt_caching=False)"
+    assert not explain(agent).prompt_caching

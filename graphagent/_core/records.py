@@ -117,6 +117,8 @@ class Plan:
     (``create_agent(answer_malformed_tool_calls=...)``); the routes are laid out for it."""
     transformers: tuple[Callable[[tuple[str, ...]], Any], ...] = ()
     """The stream transformers the agent registers, in order, each once (``_plan/transformers``)."""
+    prompt_caching: bool = True
+    """Whether each model call is shaped for its provider to cache the prefix."""
 
     @property
     def node_hooks(self) -> tuple[Hook, ...]:

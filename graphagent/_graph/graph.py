@@ -29,7 +29,6 @@ def build_graph(
     context_schema: type[Any] | None,
     name: str | None,
     response_format: Any = None,
-    prompt_caching: bool = True,
 ) -> StateGraph[Any, Any, Any, Any]:
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
@@ -56,7 +55,7 @@ def build_graph(
         response_format,
         plan.answer_malformed,
     )
-    if not prompt_caching:
+    if not plan.prompt_caching:
         setup = replace(setup, prompt_caching=False)
     calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
     graph.add_node(MODEL_NODE, calls)

@@ -137,6 +137,9 @@ class ContextEditingMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, Re
             ``token_count_method``, or a ``token_counter`` that is not callable.
     """
 
+    cache_volatile = ("earlier messages",)
+    """What of a prompt's cached prefix this middleware may change (docs/prompt-caching.md)."""
+
     def __init__(
         self,
         *,

@@ -243,7 +243,7 @@ def dynamic_prompt(
     """
 
     def build(fn: PromptFn) -> AgentMiddleware:
-        methods: dict[str, Callable[..., Any]] = {}
+        methods: dict[str, Any] = {}
         if inspect.iscoroutinefunction(fn):
 
             async def awrap(
@@ -273,6 +273,7 @@ def dynamic_prompt(
 
             methods["wrap_model_call"] = wrap
             methods["awrap_model_call"] = awrap_sync
+        methods["cache_volatile"] = ("system prompt",)  # explain(agent) names it
         return middleware_from_methods(
             name or fn.__name__,
             methods,

@@ -107,6 +107,9 @@ class ModelRouterMiddleware(ModelCallCore[ModelRouterState[Any], Any, Any]):
     trace_policy = TracePolicy(process_inputs=omit_payload)
     """Hook traces keep their timing but not the inputs (the user's message is classified)."""
 
+    cache_volatile = ("model",)
+    """What of a prompt's cached prefix this middleware may change (docs/prompt-caching.md)."""
+
     def __init__(
         self,
         *,

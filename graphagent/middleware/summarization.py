@@ -171,6 +171,9 @@ class SummarizationMiddleware(
         MissingIntegrationError: A model id whose provider package is not installed.
     """
 
+    cache_volatile = ("earlier messages",)
+    """What of a prompt's cached prefix this middleware may change (docs/prompt-caching.md)."""
+
     def __init__(
         self,
         model: str | BaseChatModel,

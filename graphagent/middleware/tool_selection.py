@@ -87,6 +87,9 @@ class LLMToolSelectorMiddleware(ModelCallCore[AgentState[ResponseT], ContextT, R
         MissingIntegrationError: A model id whose provider package is not installed.
     """
 
+    cache_volatile = ("tools",)
+    """What of a prompt's cached prefix this middleware may change (docs/prompt-caching.md)."""
+
     def __init__(
         self,
         *,

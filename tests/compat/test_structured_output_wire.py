@@ -6,6 +6,8 @@ scripted replies, the request bodies recorded. graphagent must send the same bod
 deliberate difference: with ``ProviderStrategy`` and no tools, LangChain also sends ``"tools": []``,
 which OpenAI-compatible servers reject; graphagent leaves the key out (see
 docs/migrating-from-langchain.md). ``without_empty_tools`` applies exactly that difference.
+Agents are built with ``prompt_caching=False``, LangChain's requests: with it, each body also
+carries a ``prompt_cache_key`` (tests/test_prompt_caching.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ from tests.weather import Weather, get_weather
 QUESTION = {"messages": ["What is the weather in Paris?"]}
 AGAIN = {"messages": ["And tomorrow?"]}
 THREAD = {"configurable": {"thread_id": "t"}}
+
+
+@pytest.fixture(autouse=True)
+def _langchains_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every agent of this module is built with ``prompt_caching=False``."""
+    monkeypatch.setitem(create_agent.__kwdefaults__, "prompt_caching", False)
 
 
 def chat(stub: OpenAIStub, model: str = "gpt-test") -> ChatOpenAI:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from langgraph.constants import END, START
 from langgraph.pregel import Pregel
 
+from graphagent._core.cache_health import volatile_middleware
 from graphagent._core.hooks import CALL_WRAPPERS, POSITIONS, WRAP_HOOKS
 from graphagent._core.records import MODEL_NODE, TOOLS_NODE, Hook, HookGroup, Plan
 from graphagent._plan.draw import Edge, svg
@@ -254,15 +255,7 @@ def _notes(explanation: Explanation) -> dict[str, str]:
 
 
 def _volatile(plan: Plan) -> tuple[tuple[str, str], ...]:
-    """Each middleware declaring what of the cached prefix it may change, in list order."""
-    found: list[tuple[str, str]] = []
-    for middleware in plan.middleware:
-        parts = getattr(middleware, "cache_volatile", ())
-        if isinstance(parts, str):
-            parts = (parts,)
-        if parts:
-            found.append((middleware.name, ", ".join(str(part) for part in parts)))
-    return tuple(found)
+    return tuple((name, ", ".join(parts)) for name, parts in volatile_middleware(plan.middleware))
 
 
 def _caching_lines(explanation: Explanation) -> list[str]:

@@ -157,7 +157,11 @@ def anthropic_pieces(body: dict[str, Any]) -> list[Piece]:
 
 
 def _piece(block: dict[str, Any]) -> Piece:
-    text = _canonical({k: v for k, v in block.items() if k != CACHE_CONTROL})
+    kept = {k: v for k, v in block.items() if k != CACHE_CONTROL}
+    if block.get("type") == "tool_result" and isinstance(kept.get("content"), str):
+        # A string is one text block, as the API reads it.
+        kept["content"] = [{"type": "text", "text": kept["content"]}]
+    text = _canonical(kept)
     return Piece(tokens(text), text, breakpoint=CACHE_CONTROL in block)
 
 

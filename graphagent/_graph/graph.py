@@ -10,6 +10,7 @@ from langchain_core.messages import SystemMessage
 from langgraph.channels import LastValue
 from langgraph.graph import StateGraph
 
+from graphagent._core.cache_health import volatile_middleware
 from graphagent._core.records import MODEL_NODE, TOOLS_NODE, Plan
 from graphagent._core.trace_policy import node_trace_policy
 from graphagent._graph.field_types import field_types
@@ -55,8 +56,11 @@ def build_graph(
         response_format,
         plan.answer_malformed,
     )
-    if not plan.prompt_caching:
-        setup = replace(setup, prompt_caching=False)
+    setup = replace(
+        setup,
+        prompt_caching=plan.prompt_caching,
+        cache_volatile=volatile_middleware(plan.middleware),
+    )
     calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
     graph.add_node(MODEL_NODE, calls)
     if TOOLS_NODE in plan.routes:

@@ -42,6 +42,7 @@ class ModelSetup:
     answer_malformed: bool = False
     """Answer the reply's malformed tool calls at once, so the run goes back to the model."""
     prompt_caching: bool = True
+    cache_volatile: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def model_node(
@@ -49,7 +50,12 @@ def model_node(
 ) -> RunnableCallable:
     """The ``"model"`` node, with the wrap hooks nested around the model call. Right after the
     tools (``after_tools``), it first hands off when a tool of the turn did."""
-    call = ModelCall(setup.name, setup.registry, prompt_caching=setup.prompt_caching)
+    call = ModelCall(
+        setup.name,
+        setup.registry,
+        prompt_caching=setup.prompt_caching,
+        cache_volatile=setup.cache_volatile,
+    )
     sync_error = async_only_error(hooks)
     modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
     chains = {mode: _chain(setup, hooks, call, mode) for mode in modes}

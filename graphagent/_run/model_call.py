@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
@@ -17,7 +17,8 @@ from graphagent._core.history import pair_tool_calls
 from graphagent._core.runtime import DEFAULT_AGENT_NAME
 from graphagent._models.configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._models.native_output import bind_native
-from graphagent._run.prompt_cache import with_prompt_caching
+from graphagent._run.cache_health import CacheHealth
+from graphagent._run.prompt_cache import thread_key, with_prompt_caching
 from graphagent._run.reply import checked_reply
 from graphagent._run.structured import (
     Strategy,
@@ -46,11 +47,17 @@ class ModelCall:
     """Call the model of a request, as a sync or an async run does (``mode``)."""
 
     def __init__(
-        self, name: str | None, registry: ToolRegistry, *, prompt_caching: bool = True
+        self,
+        name: str | None,
+        registry: ToolRegistry,
+        *,
+        prompt_caching: bool = True,
+        cache_volatile: Sequence[tuple[str, tuple[str, ...]]] = (),
     ) -> None:
         self._name = name
         self._registry = registry
         self._prompt_caching = prompt_caching
+        self._cache_health = CacheHealth(name or DEFAULT_AGENT_NAME, cache_volatile)
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
 
     async def __call__(self, request: ModelRequest, mode: Mode) -> Outcome:
@@ -91,6 +98,7 @@ class ModelCall:
             ledger.count_model_call()
         with provider_rejections(strategy), _origin(request):
             reply = await mode.invoke(bound, messages)
+        self._cache_health.observe(request, reply, thread_key())
         if ledger is not None and isinstance(reply, AIMessage):
             ledger.replied(reply.tool_calls)
         return reply

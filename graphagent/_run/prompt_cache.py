@@ -36,6 +36,7 @@ __all__ = [
     "CACHE_CONTROL",
     "OPENAI_TYPES",
     "cache_key",
+    "thread_key",
     "with_prompt_caching",
 ]
 
@@ -78,7 +79,7 @@ def cache_key(agent: str, thread: str) -> str:
 def _with_key(request: ModelRequest, agent: str) -> ModelRequest:
     if PROMPT_CACHE_KEY in request.model_settings or _model_sets_key(request.model):
         return request
-    thread = _thread()
+    thread = thread_key()
     if thread is None:
         return request
     key = cache_key(agent, thread)
@@ -92,7 +93,7 @@ def _model_sets_key(model: Any) -> bool:
     return False
 
 
-def _thread() -> str | None:
+def thread_key() -> str | None:
     """The run's thread id, or the run's own id when it has no thread."""
     config = ensure_config()
     thread = (config.get("configurable") or {}).get("thread_id")

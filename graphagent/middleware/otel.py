@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from graphagent._core.agent_facts import Middleware
+from graphagent._core import cache_health
 from graphagent._core.bridge import Mode
 from graphagent._core.langgraph_internals import INTERRUPT
 from graphagent._core.options import refuse_unknown_arguments
@@ -356,6 +357,7 @@ def _end_chat(run: _Run, span: Span, response: ModelResponse, record_content: bo
         _set_attributes(span, semconv.reply_attributes(replies))
         input_tokens, output_tokens = semconv.reply_usage(replies)
         _set_attributes(span, semconv.usage_attributes(input_tokens, output_tokens))
+        _set_attributes(span, cache_health.span_attributes(replies))
         run.input_tokens = semconv.add_tokens(run.input_tokens, input_tokens)
         run.output_tokens = semconv.add_tokens(run.output_tokens, output_tokens)
         if record_content:

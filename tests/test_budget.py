@@ -54,13 +54,16 @@ def thread(name: str) -> Any:
     return {"configurable": {"thread_id": name}}
 
 
-def record(input_tokens: int, output_tokens: int, seconds: float, model_calls: int) -> Any:
+def record(
+    input_tokens: int, output_tokens: int, seconds: float, model_calls: int, cost: float = 0.0
+) -> Any:
     return {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "tokens": input_tokens + output_tokens,
         "seconds": seconds,
         "model_calls": model_calls,
+        "cost": cost,
     }
 
 

@@ -96,11 +96,16 @@ CACHE_READ_TOKENS = "gen_ai.usage.cache_read.input_tokens"
 CACHE_WRITE_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
 EXPECTED_TOKENS = "graphagent.prompt_cache.expected_tokens"
 MISS = "graphagent.prompt_cache.miss"
+COST_KEY = "budget_cost"
+"""The key of a reply's ``response_metadata`` where ``BudgetMiddleware`` writes what its call
+cost, in dollars."""
+COST = "graphagent.usage.cost"
 
 
-def span_attributes(replies: Iterable[AIMessage]) -> dict[str, Any]:
+def span_attributes(replies: list[AIMessage]) -> dict[str, Any]:
     """The attributes of a chat span for its replies' use of the cache: the OpenTelemetry GenAI
-    conventions' cache reads and writes, what the call could have read, and why it did not."""
+    conventions' cache reads and writes, what the call could have read, why it did not, and
+    what the call cost (when ``BudgetMiddleware`` priced it)."""
     attributes: dict[str, Any] = {}
     for reply in replies:
         use = cache_use(reply)
@@ -113,4 +118,8 @@ def span_attributes(replies: Iterable[AIMessage]) -> dict[str, Any]:
             attributes[EXPECTED_TOKENS] = use.expected
         if use is not None and use.miss is not None:
             attributes[MISS] = use.miss
+    for reply in replies:
+        cost = reply.response_metadata.get(COST_KEY)
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            attributes[COST] = attributes.get(COST, 0.0) + float(cost)
     return attributes

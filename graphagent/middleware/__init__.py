@@ -113,6 +113,7 @@ if _TYPE_CHECKING:
         BudgetLine as BudgetLine,
         BudgetMiddleware as BudgetMiddleware,
         BudgetState as BudgetState,
+        ModelPrice as ModelPrice,
         Spend as Spend,
     )
     from graphagent.middleware.context_editing import (

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
-from graphagent._core.agent_facts import Middleware
 from graphagent._core import cache_health
+from graphagent._core.agent_facts import Middleware
 from graphagent._core.bridge import Mode
 from graphagent._core.langgraph_internals import INTERRUPT
 from graphagent._core.options import refuse_unknown_arguments

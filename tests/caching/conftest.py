@@ -68,9 +68,9 @@ def gpt(stub: CachingOpenAIStub, **kwargs: Any) -> ChatOpenAI:
     )
 
 
-def sonnet(stub: AnthropicStub, **kwargs: Any) -> ChatAnthropic:
+def sonnet(stub: AnthropicStub, model: str = "claude-test", **kwargs: Any) -> ChatAnthropic:
     return ChatAnthropic(  # type: ignore[call-arg]
-        base_url=stub.url, api_key="test", model="claude-test", max_retries=0, timeout=10, **kwargs
+        base_url=stub.url, api_key="test", model=model, max_retries=0, timeout=10, **kwargs
     )
 
 

@@ -46,6 +46,7 @@ def _model() -> ScriptedChatModel:
 # The least each class needs to be built, as a function so each test gets fresh objects.
 ARGS: dict[str, Callable[[], dict[str, Any]]] = {
     "AgentFacts": lambda: {"tools": (), "checkpointer": False},
+    "ModelPrice": lambda: {"input": 1.0, "output": 2.0},
     "OmitFromSchema": lambda: {},
     "AutoModeMiddleware": lambda: {"tools": ["delete_file"], "classifier": answering(0.0)},
     "BudgetAccount": lambda: {"run": Spend(), "thread": Spend(), "lines": ()},

@@ -1,0 +1,1 @@
+"""The private parts of ``BudgetMiddleware``: its records, and what model calls cost."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from bench import history, storage
+from bench import cost, history, storage
 from bench.checkpoints import SAVERS, Saver
 from bench.otel import OTEL_SCENARIOS, OtelScenario
 from bench.timing import Sampler, Samples, async_sampler, interleave, sync_sampler
@@ -50,7 +50,7 @@ COUNTS = (0, 5, 20)
 LONG_HISTORY = 2000
 """Messages before the question in the long-history footprint (20 middleware)."""
 CONCURRENT_RUNS = 200
-GROUPS = ("footprint", "runs", "compile", "concurrency", "otel", "history", "storage")
+GROUPS = ("footprint", "runs", "compile", "concurrency", "otel", "history", "storage", "cost")
 OPT_IN = ("snapshots",)
 """Parts run only when named with --only."""
 
@@ -538,6 +538,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         history.print_history(results.history, sides)
     if "storage" in args.only:
         results.storage = run_storage(args)
+    if "cost" in args.only:
+        turns = cost.QUICK_TURNS if args.quick else cost.TURNS
+        cost.print_cost(cost.measure_all(turns), turns)
+        print()
     if "snapshots" in args.only:
         storage.print_sweep(storage.sweep(progress=progress if args.verbose else _quiet))
     print_targets(results, args.rounds)

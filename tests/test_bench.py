@@ -95,3 +95,16 @@ def test_the_history_part_times_each_side_after_a_short_and_a_long_history() -> 
         history.key(side, length) for side in sides for length in (history.SHORT, history.LONG)
     }
     assert history.growth(samples, "fused")[0] > 0
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("route", ["openai", "anthropic"])
+def test_the_cost_scenario_runs_its_thread_through_the_real_clients(route: str) -> None:
+    from bench import cost
+
+    [side] = [s for s in cost.SIDES if s.route == route and s.name.startswith("graphagent")]
+    ledger = cost.run_side(side, turns=3)
+    assert ledger.requests == 6  # a tool call and an answer per turn
+    assert ledger.per_call[0] == 0
+    assert all(read > 3000 for read in ledger.per_call[1:])  # the prefix, read from cache
+    assert 0 < ledger.cost < 0.1

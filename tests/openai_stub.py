@@ -170,6 +170,9 @@ class OpenAIStub:
     ) -> None:
         self.stop()
 
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
+
     def take(self, body: dict[str, Any]) -> Reply | None:
         """Record a request body and hand out the next scripted reply (None when none is left)."""
         with self._lock:

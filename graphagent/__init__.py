@@ -15,6 +15,7 @@ from graphagent.errors import (
     MalformedToolCallError,
     MiddlewareError,
     MisnamedHookWarning,
+    RateLimitWaitError,
     ResumeError,
     RunawayRunError,
     StateSchemaConflictError,
@@ -24,6 +25,7 @@ from graphagent.errors import (
 )
 from graphagent.explain import explain
 from graphagent.factory import create_agent
+from graphagent.limits import RateLimits
 from graphagent.models import ConfigurableChatModel, MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState
 
@@ -45,6 +47,8 @@ __all__ = [
     "MiddlewareError",
     "MisnamedHookWarning",
     "MissingIntegrationError",
+    "RateLimitWaitError",
+    "RateLimits",
     "ResumeError",
     "RunawayRunError",
     "StateSchemaConflictError",

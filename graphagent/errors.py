@@ -143,3 +143,9 @@ class AgentInputError(GraphAgentError, ValueError):
 
 class MalformedToolCallError(GraphAgentError, ValueError):
     """The model returned a tool call that no answer can be paired with (it has no id)."""
+
+
+class RateLimitWaitError(GraphAgentError, TimeoutError):
+    """A model call waited for its provider key's rate limits longer than it may
+    (``RateLimits(max_wait=...)``); the last ``429`` answer, if any, is its ``__cause__``. A
+    ``TimeoutError``, so ``except`` clauses for timeouts catch it."""

@@ -24,6 +24,7 @@ from graphagent._graph.graph import build_graph
 from graphagent._plan.compile import compile_plan
 from graphagent.agent import CompiledAgent
 from graphagent.explain import explain
+from graphagent.limits import RateLimits, checked_rate_limits
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, resolve_model
 from graphagent.structured_output import AutoStrategy, ToolStrategy, as_strategy
@@ -51,6 +52,7 @@ def create_agent(
     max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS,
     answer_malformed_tool_calls: bool = True,
     prompt_caching: bool = True,
+    rate_limits: RateLimits | bool | None = None,
 ) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
 
@@ -133,6 +135,11 @@ def create_agent(
             ``cache_control`` breakpoints for Anthropic, ``cachePoint`` blocks for Bedrock.
             A key or breakpoints of the caller's own win; ``False`` sends requests as they are.
             See docs/prompt-caching.md.
+        rate_limits: graphagent only. The limits of the provider keys the model calls. By
+            default (``None``) each endpoint and API key has one limiter in the process, which
+            learns the key's limits from its ``429`` answers and queues calls instead of
+            failing them, for up to two minutes each; a ``RateLimits`` states the limits (and
+            the longest wait); ``False`` turns the limiter off. See docs/limits.md.
 
     Returns:
         The compiled agent, a LangGraph ``CompiledStateGraph``: run it with ``invoke``,
@@ -149,6 +156,7 @@ def create_agent(
         MissingIntegrationError: A model id whose provider package is not installed.
     """
     ceiling = checked_ceiling(max_model_calls)
+    limits = checked_rate_limits(rate_limits)
     model = resolve_model(model)
     strategy = as_strategy(response_format)
     plan = compile_plan(
@@ -174,6 +182,7 @@ def create_agent(
         context_schema=context_schema,
         name=name,
         response_format=strategy,
+        rate_limits=limits,
     )
     compiled = graph.compile(
         checkpointer=checkpointer,

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.openai_stub import OpenAIStub, Reply, _error_body, _handler_for
+from tests.openai_stub import OpenAIStub, Reply, _error_body, _handler_for, call, text, tool_calls
 
-__all__ = ["KeyLimits", "LimitedStub", "estimated_tokens"]
+__all__ = ["KeyLimits", "LimitedStub", "estimated_tokens", "tool_turns"]
 
 BACKLOG = 512  # pending connections: a burst of runs connects at once
 
@@ -237,3 +237,16 @@ def duration(seconds: float) -> str:
     minutes, rest = divmod(seconds, 60)
     rest_text = f"{rest:.3f}".rstrip("0").rstrip(".")
     return f"{int(minutes)}m{rest_text}s" if minutes else f"{rest_text}s"
+
+
+def tool_turns(turns: int, tool: str = "lookup") -> Callable[[dict[str, Any]], Reply]:
+    """A responder for many runs at once: ``turns`` turns of one call to ``tool`` (with
+    ``{"n": turn}``), then the answer ``"done"``; each run makes ``turns + 1`` model calls."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        answered = sum(1 for m in body["messages"] if m.get("role") == "tool")
+        if answered < turns:
+            return tool_calls(call(tool, {"n": answered}, id=f"call_{answered}"))
+        return text("done")
+
+    return respond

@@ -314,3 +314,18 @@ def test_cancelling_an_async_waiter_leaves_the_future_to_the_others() -> None:
 
     assert _wait(scenario()) == "still here"
     assert not shared.cancelled()
+
+
+@pytest.mark.parametrize("mode", [SYNC, ASYNC], ids=["sync", "async"])
+def test_a_wait_given_a_time_stops_waiting_and_leaves_the_future_alone(mode: Mode) -> None:
+    never: concurrent.futures.Future[str] = concurrent.futures.Future()
+    timed_out: concurrent.futures.Future[str] = concurrent.futures.Future()
+    timed_out.set_exception(TimeoutError("its own"))
+
+    with pytest.raises(TimedOut):
+        _in_mode(mode, mode.wait(never, within=0.01))
+    with pytest.raises(TimeoutError, match="its own") as caught:
+        _in_mode(mode, mode.wait(timed_out, within=10))
+
+    assert not isinstance(caught.value, TimedOut)
+    assert not never.done()

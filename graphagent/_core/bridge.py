@@ -78,10 +78,11 @@ class Mode(Protocol):
         the call; a sync run makes it in a bridge thread and stops waiting for it, and the
         thread runs it to its end unobserved (see the module's notes)."""
 
-    async def wait(self, future: concurrent.futures.Future[T]) -> T:
+    async def wait(self, future: concurrent.futures.Future[T], within: float | None = None) -> T:
         """The outcome of ``future``, which other work (a thread, or a task) settles: a sync run
         blocks on it, an async run awaits it. Cancelling the waiting task leaves ``future``
-        alone, for whoever else waits on it."""
+        alone, for whoever else waits on it; so does :class:`TimedOut`, raised when ``within``
+        seconds pass first."""
 
 
 class TimedOut(TimeoutError):
@@ -126,8 +127,13 @@ class _Sync:
             raise TimedOut(seconds)
         return outcome.result()
 
-    async def wait(self, future: concurrent.futures.Future[T]) -> T:
-        return future.result()
+    async def wait(self, future: concurrent.futures.Future[T], within: float | None = None) -> T:
+        try:
+            return future.result(within)
+        except TimeoutError:
+            if future.done():  # the future's own outcome
+                raise
+            raise TimedOut(within or 0.0) from None
 
 
 class _Async:
@@ -156,7 +162,12 @@ class _Async:
                 raise TimedOut(seconds) from None
             raise
 
-    async def wait(self, future: concurrent.futures.Future[T]) -> T:
+    async def wait(self, future: concurrent.futures.Future[T], within: float | None = None) -> T:
+        if within is None:
+            return await self._wait(future)
+        return await self.call_within(within, self._wait, future)  # type: ignore[no-any-return]
+
+    async def _wait(self, future: concurrent.futures.Future[T]) -> T:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[T] = loop.create_future()
 

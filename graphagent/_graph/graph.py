@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -20,6 +19,7 @@ from graphagent._graph.state_view import StateChannels
 from graphagent._graph.tool_node import tools_node
 from graphagent._run.state_clash import name_reducer_failures
 from graphagent._run.tool_registry import ToolRegistry
+from graphagent.limits import DEFAULT_LIMITS, RateLimits
 
 
 def build_graph(
@@ -30,6 +30,7 @@ def build_graph(
     context_schema: type[Any] | None,
     name: str | None,
     response_format: Any = None,
+    rate_limits: RateLimits | None = DEFAULT_LIMITS,
 ) -> StateGraph[Any, Any, Any, Any]:
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
@@ -54,12 +55,10 @@ def build_graph(
         plain_keys,
         registry,
         response_format,
-        plan.answer_malformed,
-    )
-    setup = replace(
-        setup,
+        answer_malformed=plan.answer_malformed,
         prompt_caching=plan.prompt_caching,
         cache_volatile=volatile_middleware(plan.middleware),
+        rate_limits=rate_limits,
     )
     calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
     graph.add_node(MODEL_NODE, calls)

@@ -24,6 +24,7 @@ from graphagent._run.handoff import handing_off
 from graphagent._run.model_call import ModelCall, Outcome
 from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import HookReturnError, UnsupportedCommandError, note_origin
+from graphagent.limits import DEFAULT_LIMITS, RateLimits
 from graphagent.requests import ExtendedModelResponse, ModelRequest, ModelResponse
 
 
@@ -43,6 +44,8 @@ class ModelSetup:
     """Answer the reply's malformed tool calls at once, so the run goes back to the model."""
     prompt_caching: bool = True
     cache_volatile: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    rate_limits: RateLimits | None = DEFAULT_LIMITS
+    """The limits of the provider keys the model calls (``None``: the limiter is off)."""
 
 
 def model_node(
@@ -53,6 +56,7 @@ def model_node(
     call = ModelCall(
         setup.name,
         setup.registry,
+        setup.rate_limits,
         prompt_caching=setup.prompt_caching,
         cache_volatile=setup.cache_volatile,
     )

@@ -18,6 +18,7 @@ from graphagent._core.runtime import DEFAULT_AGENT_NAME
 from graphagent._models.configurable import ConfigurableChatModel, chat_model_for_agent
 from graphagent._models.native_output import bind_native
 from graphagent._run.cache_health import CacheHealth
+from graphagent._run.limited_call import Gate
 from graphagent._run.prompt_cache import thread_key, with_prompt_caching
 from graphagent._run.reply import checked_reply
 from graphagent._run.structured import (
@@ -29,6 +30,7 @@ from graphagent._run.structured import (
 )
 from graphagent._run.tool_registry import ToolRegistry
 from graphagent.errors import note_origin
+from graphagent.limits import RateLimits
 from graphagent.requests import ModelRequest, ModelResponse
 from graphagent.structured_output import ProviderStrategy, ToolStrategy
 
@@ -50,12 +52,14 @@ class ModelCall:
         self,
         name: str | None,
         registry: ToolRegistry,
+        limits: RateLimits | None = None,
         *,
         prompt_caching: bool = True,
         cache_volatile: Sequence[tuple[str, tuple[str, ...]]] = (),
     ) -> None:
         self._name = name
         self._registry = registry
+        self._gate = Gate(limits)
         self._prompt_caching = prompt_caching
         self._cache_health = CacheHealth(name or DEFAULT_AGENT_NAME, cache_volatile)
         self._bound: dict[tuple[Any, ...], tuple[Any, Runnable[Any, Any]]] = {}
@@ -97,7 +101,9 @@ class ModelCall:
         if ledger is not None:
             ledger.count_model_call()
         with provider_rejections(strategy), _origin(request):
-            reply = await mode.invoke(bound, messages)
+            reply = await self._gate.call(
+                mode, request.model, messages, lambda c: mode.invoke(_with(bound, c), messages)
+            )
         self._cache_health.observe(request, reply, thread_key())
         if ledger is not None and isinstance(reply, AIMessage):
             ledger.replied(reply.tool_calls)
@@ -170,6 +176,10 @@ async def _chosen(
     with _origin(request):
         chosen, configs = await mode.offload(chat_model_for_agent, configurable, ensure_config())
     return request.override(model=chosen), configs
+
+
+def _with(bound: Runnable[Any, Any], config: RunnableConfig | None) -> Runnable[Any, Any]:
+    return bound if config is None else bound.with_config(config)
 
 
 def _not_a_model(model: object) -> TypeError:

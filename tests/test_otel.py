@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
-from graphagent import MiddlewareError, as_tool, create_agent
+from graphagent import MiddlewareError, RateLimits, as_tool, create_agent
 from graphagent.middleware import (
     ToolErrorMiddleware,
     otel as otel_module,
@@ -862,3 +862,28 @@ def test_tool_messages_from_commands_are_left_alone(tracing: Tracing) -> None:
     span = tracing.one("execute_tool jump")
     assert span.status.status_code is StatusCode.UNSET
     assert "gen_ai.tool.call.result" not in attrs(span)
+
+
+def test_a_model_call_that_waited_for_its_rate_limits_says_how_long(tracing: Tracing) -> None:
+    class PacedModel(ScriptedChatModel):  # a class of its own: its limiter is its class's
+        pass
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look it up."""
+        return q
+
+    model = PacedModel([calls(("lookup", {"q": "a"})), "done"])
+    agent = create_agent(
+        model,
+        [lookup],
+        middleware=[OtelTracingMiddleware(tracing.provider)],
+        rate_limits=RateLimits(requests_per_second=1),  # far longer than a call takes
+    )
+    agent.invoke({"messages": ["x"]})
+
+    chats = [s for s in tracing.spans() if attrs(s).get("gen_ai.operation.name") == "chat"]
+    waits = [attrs(s).get("graphagent.rate_limit.wait_seconds") for s in chats]
+    assert waits[0] is None
+    assert isinstance(waits[1], float)
+    assert waits[1] > 0

@@ -158,3 +158,21 @@ def test_limits_that_cannot_be_kept_are_refused_naming_the_field(
 def test_create_agent_refuses_rate_limits_of_another_kind(tight: LimitedStub) -> None:
     with pytest.raises(TypeError, match=r"rate_limits=\.\.\.\) takes RateLimits.*got dict"):
         create_agent(chat(tight), rate_limits={"requests_per_second": 1})  # type: ignore[arg-type]
+
+
+def test_the_messages_a_waiting_call_streams_carry_the_wait_in_their_metadata(
+    tight: LimitedStub,
+) -> None:
+    limits = RateLimits(requests_per_second=1)  # a second between calls: they take far less
+    agent = create_agent(chat(tight), [lookup], rate_limits=limits)
+
+    waits = {
+        metadata.get(RATE_LIMIT_WAIT)
+        for message, metadata in agent.stream(
+            {"messages": [("user", "go")]}, stream_mode="messages"
+        )
+        if message.type == "AIMessageChunk" or message.type == "ai"
+    }
+
+    assert None in waits, "the first call did not wait"
+    assert any(isinstance(w, float) and w > 0 for w in waits), waits

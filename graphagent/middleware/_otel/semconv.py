@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage
 
+from graphagent.limits import RATE_LIMIT_WAIT
 from graphagent.requests import ModelRequest
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ INTERRUPT_ID = "graphagent.interrupt.id"
 INTERRUPT_VALUE = "graphagent.interrupt.value"
 MIDDLEWARE_NAME = "graphagent.middleware.name"
 HOOK_NAME = "graphagent.hook.name"
+RATE_LIMIT_WAIT_SECONDS = "graphagent.rate_limit.wait_seconds"
+"""Seconds the model call waited for its provider key's limits (set when it waited)."""
 HOOK_INPUT = "graphagent.hook.input"
 HOOK_OUTPUT = "graphagent.hook.output"
 TOOL_ERROR = "tool_error"
@@ -147,6 +150,9 @@ def reply_attributes(replies: list[AIMessage]) -> dict[str, Any]:
         if isinstance(model, str) and model:
             attributes[RESPONSE_MODEL] = model
             break
+    waits = [w for r in replies if isinstance(w := r.response_metadata.get(RATE_LIMIT_WAIT), float)]
+    if waits:
+        attributes[RATE_LIMIT_WAIT_SECONDS] = sum(waits)
     return attributes
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from bench import cost, history, storage
+from bench import cost, history, limits, storage
 from bench.checkpoints import SAVERS, Saver
 from bench.otel import OTEL_SCENARIOS, OtelScenario
 from bench.timing import Sampler, Samples, async_sampler, interleave, sync_sampler
@@ -50,7 +50,17 @@ COUNTS = (0, 5, 20)
 LONG_HISTORY = 2000
 """Messages before the question in the long-history footprint (20 middleware)."""
 CONCURRENT_RUNS = 200
-GROUPS = ("footprint", "runs", "compile", "concurrency", "otel", "history", "storage", "cost")
+GROUPS = (
+    "footprint",
+    "runs",
+    "compile",
+    "concurrency",
+    "otel",
+    "history",
+    "storage",
+    "cost",
+    "limits",
+)
 OPT_IN = ("snapshots",)
 """Parts run only when named with --only."""
 
@@ -544,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
     if "snapshots" in args.only:
         storage.print_sweep(storage.sweep(progress=progress if args.verbose else _quiet))
+    if "limits" in args.only:
+        limits.main()
     print_targets(results, args.rounds)
     print()
     print(f"({time.perf_counter() - started:.0f} s)")

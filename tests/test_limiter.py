@@ -173,8 +173,8 @@ def test_a_run_cancelled_in_the_queue_takes_no_slot_with_it(
 ) -> None:
     model = held()
     agent = create_agent(model, rate_limits=RateLimits(concurrent_requests=1))
-    limiter = limiter_for(key_of(model, per_model=False))
-    enter = limiter.try_enter
+    slots = limiter_for(key_of(model, per_model=False)).slots
+    enter = slots.try_enter
 
     async def scenario() -> str:
         in_queue = asyncio.Event()
@@ -185,7 +185,7 @@ def test_a_run_cancelled_in_the_queue_takes_no_slot_with_it(
                 in_queue.set()
             return waiter
 
-        monkeypatch.setattr(limiter, "try_enter", try_enter)
+        monkeypatch.setattr(slots, "try_enter", try_enter)
         first = asyncio.create_task(agent.ainvoke(GO))
         assert await asyncio.to_thread(model.entered.wait, LIMIT)
         queued = asyncio.create_task(agent.ainvoke(GO))

@@ -19,6 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from graphagent._core.bridge import Mode, TimedOut
 from graphagent._run.limiter import KeyLimiter, jitter_after, limiter_for
 from graphagent._run.rate_signals import estimated_tokens, key_of, rejection
+from graphagent._run.slots import enter
 from graphagent.errors import RateLimitWaitError
 from graphagent.limits import RATE_LIMIT_WAIT, RateLimits
 
@@ -106,16 +107,10 @@ async def _enter(
     """Take a slot and wait for the reserved start: the limiter's generation at the start, and
     the seconds waited (0 when the call could start at once)."""
     began = time.monotonic()
-    waiter = limiter.try_enter()
-    if waiter is not None:
-        try:
-            await mode.wait(waiter, within=max(0.0, budget))
-        except TimedOut:
-            limiter.abandon(waiter)
-            raise _gave_up(limiter, budget, cause) from cause
-        except BaseException:
-            limiter.abandon(waiter)
-            raise
+    try:
+        queued = await enter(mode, limiter.slots, max(0.0, budget))
+    except TimedOut:
+        raise _gave_up(limiter, budget, cause) from cause
     generation = limiter.generation
     start = limiter.reserve(tokens, budget - (time.monotonic() - began), jitter)
     if start is None:
@@ -128,7 +123,7 @@ async def _enter(
         except BaseException:
             limiter.leave()
             raise
-    elif waiter is None:
+    elif not queued:
         return generation, 0.0
     return generation, time.monotonic() - began
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
 from graphagent._run.rate_signals import Rejection
+from graphagent._run.slots import Slots
 from graphagent.limits import RateLimits
 
 MARGIN = 0.9
@@ -79,8 +79,7 @@ class KeyLimiter:
         self._tokens: Pace | None = None
         self._ceiling: float | None = None  # the request rate the headers last showed
         self._paused_until = 0.0
-        self._in_flight = 0
-        self._waiters: deque[Future[None]] = deque()
+        self.slots = Slots()
         self._streak = 0
         self._failures = 0
 
@@ -98,7 +97,7 @@ class KeyLimiter:
             ):
                 return
             self._explicit = RateLimits(rps, tpm, None if cap is None else int(cap))
-            self._wake()
+            self.slots.set_cap(self._cap())
             if rps is not None:
                 self._requests = _paced(self._requests, rps, 1.0)
             if tpm is not None:
@@ -108,40 +107,20 @@ class KeyLimiter:
 
     def try_enter(self) -> Future[None] | None:
         """Take a slot (``None``), or a future that a leaving call settles when one is free."""
-        with self._lock:
-            cap = self._cap()
-            if not self._waiters and (cap is None or self._in_flight < cap):
-                self._in_flight += 1
-                return None
-            waiter: Future[None] = Future()
-            self._waiters.append(waiter)
-            return waiter
+        return self.slots.try_enter()
 
     def leave(self) -> None:
-        with self._lock:
-            self._in_flight -= 1
-            self._wake()
+        self.slots.leave()
 
     def abandon(self, waiter: Future[None]) -> None:
         """Stop waiting: give back the slot if ``waiter`` got one meanwhile."""
-        with self._lock:
-            if waiter.done():
-                self._in_flight -= 1
-                self._wake()
-            else:
-                self._waiters.remove(waiter)
+        self.slots.abandon(waiter)
 
     def _cap(self) -> int | None:
         explicit = self._explicit.concurrent_requests
         if explicit is None or self._learned_cap is None:
             return self._learned_cap if explicit is None else explicit
         return min(explicit, self._learned_cap)
-
-    def _wake(self) -> None:
-        cap = self._cap()
-        while self._waiters and (cap is None or self._in_flight < cap):
-            self._in_flight += 1
-            self._waiters.popleft().set_result(None)
 
     # -- start times ------------------------------------------------------------------------------
 
@@ -173,7 +152,7 @@ class KeyLimiter:
             self._streak += 1
             if self._learned_cap is not None and self._streak % self._learned_cap == 0:
                 self._learned_cap += 1
-                self._wake()
+                self.slots.set_cap(self._cap())
             learned = self._requests is not None and self._explicit.requests_per_second is None
             if learned and self._ceiling and self._streak % PROBE_EVERY == 0:
                 rate = min(self._ceiling, self._requests.per_second * PROBE_STEP)  # type: ignore[union-attr]
@@ -186,8 +165,9 @@ class KeyLimiter:
             learned = self._learn_windows(said, tokens)
             if not learned and generation == self.generation:
                 cap = self._cap()
-                in_flight = self._in_flight if cap is None else min(cap, self._in_flight)
+                in_flight = self.slots.in_flight if cap is None else min(cap, self.slots.in_flight)
                 self._learned_cap = max(1, in_flight // 2)
+                self.slots.set_cap(self._cap())
                 learned = True
             if learned:
                 self.generation += 1

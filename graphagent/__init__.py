@@ -25,7 +25,7 @@ from graphagent.errors import (
 )
 from graphagent.explain import explain
 from graphagent.factory import create_agent
-from graphagent.limits import RateLimits
+from graphagent.limits import RateLimits, ToolLimits
 from graphagent.models import ConfigurableChatModel, MissingIntegrationError, init_chat_model
 from graphagent.state import AgentState
 
@@ -52,6 +52,7 @@ __all__ = [
     "ResumeError",
     "RunawayRunError",
     "StateSchemaConflictError",
+    "ToolLimits",
     "ToolSelectionError",
     "UnregisteredToolError",
     "add_agent",

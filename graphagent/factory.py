@@ -24,7 +24,7 @@ from graphagent._graph.graph import build_graph
 from graphagent._plan.compile import compile_plan
 from graphagent.agent import CompiledAgent
 from graphagent.explain import explain
-from graphagent.limits import RateLimits, checked_rate_limits
+from graphagent.limits import RateLimits, ToolLimits, checked_rate_limits, checked_tool_limits
 from graphagent.middleware.base import AgentMiddleware
 from graphagent.models import ConfigurableChatModel, resolve_model
 from graphagent.structured_output import AutoStrategy, ToolStrategy, as_strategy
@@ -53,6 +53,7 @@ def create_agent(
     answer_malformed_tool_calls: bool = True,
     prompt_caching: bool = True,
     rate_limits: RateLimits | bool | None = None,
+    tool_limits: ToolLimits | None = None,
 ) -> CompiledAgent:
     """Build an agent: a compiled LangGraph graph looping model -> tools -> model.
 
@@ -140,6 +141,10 @@ def create_agent(
             learns the key's limits from its ``429`` answers and queues calls instead of
             failing them, for up to two minutes each; a ``RateLimits`` states the limits (and
             the longest wait); ``False`` turns the limiter off. See docs/limits.md.
+        tool_limits: graphagent only. How many tool calls run at once: by default at most 16
+            of one run; ``ToolLimits(per_run=..., per_tool={"fetch": 4})`` sets the run's
+            limit (``None``: none) and limits of named tools across the agent's runs. See
+            docs/limits.md.
 
     Returns:
         The compiled agent, a LangGraph ``CompiledStateGraph``: run it with ``invoke``,
@@ -183,6 +188,7 @@ def create_agent(
         name=name,
         response_format=strategy,
         rate_limits=limits,
+        tool_limits=checked_tool_limits(tool_limits, (t.name for t in plan.tools)),
     )
     compiled = graph.compile(
         checkpointer=checkpointer,

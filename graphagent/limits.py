@@ -12,10 +12,17 @@ up after ``max_wait`` seconds of waiting with :class:`~graphagent.errors.RateLim
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["DEFAULT_MAX_WAIT", "RATE_LIMIT_WAIT", "RateLimits"]
+__all__ = [
+    "DEFAULT_MAX_WAIT",
+    "DEFAULT_PARALLEL_TOOL_CALLS",
+    "RATE_LIMIT_WAIT",
+    "RateLimits",
+    "ToolLimits",
+]
 
 DEFAULT_MAX_WAIT = 120.0
 """Seconds a model call may wait for its key's limits, in all, before it is given up."""
@@ -95,3 +102,66 @@ def checked_rate_limits(value: object) -> RateLimits | None:
         f"create_agent(rate_limits=...) takes RateLimits(...), None for the default limiter, or "
         f"False to turn it off; got {type(value).__name__}."
     )
+
+
+DEFAULT_PARALLEL_TOOL_CALLS = 16
+"""Tool calls one run may have in flight at once unless told otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLimits:
+    """How many tool calls may run at once: what ``create_agent(tool_limits=...)`` takes.
+
+    Args:
+        per_run: Calls one run may have in flight; the rest of a reply's parallel calls wait for
+            a free place, in order. ``None``: no limit.
+        per_tool: Calls of the named tool in flight at once, across all runs of the agent (the
+            connections a service behind it gets), for example ``{"fetch": 4}``.
+    """
+
+    per_run: int | None = DEFAULT_PARALLEL_TOOL_CALLS
+    per_tool: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.per_run is not None and not _whole(self.per_run):
+            raise ValueError(
+                f"ToolLimits(per_run={self.per_run!r}): give a whole number of at least 1, or "
+                "None for no limit."
+            )
+        if not isinstance(self.per_tool, Mapping):
+            raise TypeError(
+                f"ToolLimits(per_tool=...) takes a dict of tool names to numbers, got "
+                f"{type(self.per_tool).__name__}."
+            )
+        for name, cap in self.per_tool.items():
+            if not isinstance(name, str) or not _whole(cap):
+                raise ValueError(
+                    f"ToolLimits(per_tool={{{name!r}: {cap!r}}}): give a tool's name and a whole "
+                    "number of at least 1."
+                )
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+DEFAULT_TOOL_LIMITS = ToolLimits()
+
+
+def checked_tool_limits(value: object, tools: Iterable[str]) -> ToolLimits:
+    """``create_agent(tool_limits=...)``, its tool names checked against the agent's ``tools``."""
+    if value is None:
+        return DEFAULT_TOOL_LIMITS
+    if not isinstance(value, ToolLimits):
+        raise TypeError(
+            f"create_agent(tool_limits=...) takes ToolLimits(...), or None for the default; got "
+            f"{type(value).__name__}."
+        )
+    names = set(tools)
+    unknown = sorted(set(value.per_tool) - names)
+    if unknown:
+        raise ValueError(
+            f"ToolLimits(per_tool=...) names {unknown}, which the agent does not have; its tools "
+            f"are {sorted(names)}."
+        )
+    return value

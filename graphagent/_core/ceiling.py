@@ -46,6 +46,8 @@ class RunLedger:
     tool_calls: Counter[str] = field(default_factory=Counter)
     run: str = field(default_factory=lambda: uuid4().hex)
     """The run's own id (prompt caching keys a run without a thread by it)."""
+    scoped: dict[str, Any] = field(default_factory=dict)
+    """What parts of the engine keep for the length of the run (the tools node's places)."""
 
     def count_model_call(self) -> None:
         """Count a model call about to be made; past the ceiling, refuse it."""

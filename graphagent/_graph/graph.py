@@ -19,7 +19,7 @@ from graphagent._graph.state_view import StateChannels
 from graphagent._graph.tool_node import tools_node
 from graphagent._run.state_clash import name_reducer_failures
 from graphagent._run.tool_registry import ToolRegistry
-from graphagent.limits import DEFAULT_LIMITS, RateLimits
+from graphagent.limits import DEFAULT_LIMITS, DEFAULT_TOOL_LIMITS, RateLimits, ToolLimits
 
 
 def build_graph(
@@ -31,6 +31,7 @@ def build_graph(
     name: str | None,
     response_format: Any = None,
     rate_limits: RateLimits | None = DEFAULT_LIMITS,
+    tool_limits: ToolLimits = DEFAULT_TOOL_LIMITS,
 ) -> StateGraph[Any, Any, Any, Any]:
     schemas = plan.schemas
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(
@@ -63,7 +64,8 @@ def build_graph(
     calls = model_node(setup, plan.hooks["wrap_model_call"], after_tools=MODEL_NODE in after_tools)
     graph.add_node(MODEL_NODE, calls)
     if TOOLS_NODE in plan.routes:
-        graph.add_node(TOOLS_NODE, tools_node(plan.tools, plan.hooks["wrap_tool_call"]))
+        tools = tools_node(plan.tools, plan.hooks["wrap_tool_call"], tool_limits)
+        graph.add_node(TOOLS_NODE, tools)
     for group in plan.groups_as_drawn:
         graph.add_node(
             group.node,

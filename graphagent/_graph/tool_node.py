@@ -19,12 +19,19 @@ from graphagent._core.log import tool_step
 from graphagent._core.records import TOOLS_NODE, Hook, async_only_error
 from graphagent._run.chain import Handler, LayerCore, build_onion, hook_layers
 from graphagent._run.handoff import deferred, is_handoff
+from graphagent._run.tool_gate import ToolGate
 from graphagent.errors import HookReturnError, note_origin
+from graphagent.limits import DEFAULT_TOOL_LIMITS, ToolLimits
 
 
-def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
-    """Tool exceptions propagate (``handle_tool_errors=False``); invalid arguments become an
-    error ToolMessage the model can read, below every wrapper, so wrappers see a normal reply."""
+def tools_node(
+    tools: Sequence[BaseTool], hooks: Sequence[Hook], limits: ToolLimits = DEFAULT_TOOL_LIMITS
+) -> ToolNode:
+    """Tool exceptions propagate (``handle_tool_errors=False``), once the run's other calls in
+    flight have ended; invalid arguments become an error ToolMessage the model can read, below
+    every wrapper, so wrappers see a normal reply. Each call holds its places of ``limits``
+    while the tool runs."""
+    gate = ToolGate(limits)
     sync_error = async_only_error(hooks)
     modes = (ASYNC,) if sync_error else (SYNC, ASYNC)
     layers = {mode: hook_layers(hooks, mode, _layer) for mode in modes}
@@ -34,7 +41,9 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
     ) -> ToolCallResult:
         async def base(req: ToolCallRequest) -> ToolCallResult:
             try:
-                answer: ToolCallResult = await mode.call(execute, req)
+                answer: ToolCallResult = await gate.limited(
+                    mode, req.tool_call["name"], lambda: mode.call(execute, req)
+                )
             except ToolInvocationError as exc:
                 return _invalid_arguments(req, exc)
             except Exception as error:
@@ -43,7 +52,7 @@ def tools_node(tools: Sequence[BaseTool], hooks: Sequence[Hook]) -> ToolNode:
             return answer
 
         chain = build_onion(layers[mode], in_mode(base, mode, TOOLS_NODE))
-        result: ToolCallResult = await mode.call(chain, request)
+        result: ToolCallResult = await gate.branch(mode, lambda: mode.call(chain, request))
         if is_handoff(result):  # answered now, handed off once the turn's other calls are done
             result = deferred(request.tool_call, result)
         return tool_step(request.tool_call, _with_ids(result))

@@ -127,6 +127,10 @@ class KeyLimiter:
     def reserve(self, tokens: Callable[[], int], within: float, jitter: float) -> float | None:
         """The time a call counted as ``tokens()`` may start (``time.monotonic``), reserved; or
         ``None``, reserving nothing, when that is more than ``within`` seconds away."""
+        if self._requests is None and self._tokens is None and not jitter:
+            now = time.monotonic()  # nothing to pace: read without the lock, the common case
+            if self._paused_until <= now:
+                return now
         with self._lock:
             now = time.monotonic()
             start = max(now, self._paused_until)
@@ -147,6 +151,8 @@ class KeyLimiter:
     # -- outcomes ---------------------------------------------------------------------------------
 
     def succeeded(self) -> None:
+        if not self._failures and self._learned_cap is None and self._requests is None:
+            return  # nothing learned to grow back: the common case, without the lock
         with self._lock:
             self._failures = 0
             self._streak += 1

@@ -15,12 +15,12 @@ import pytest
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-from graphagent import create_agent
+from graphagent import as_tool, create_agent
 from graphagent.errors import RateLimitWaitError
 from graphagent.limits import RATE_LIMIT_WAIT, RateLimits
 from tests.conftest import run_agent
 from tests.limited_stub import KeyLimits, LimitedStub, tool_turns
-from tests.openai_stub import text
+from tests.openai_stub import Reply, call, text, tool_calls
 
 RUNS = 12
 CALLS_PER_RUN = 3
@@ -176,3 +176,28 @@ def test_the_messages_a_waiting_call_streams_carry_the_wait_in_their_metadata(
 
     assert None in waits, "the first call did not wait"
     assert any(isinstance(w, float) and w > 0 for w in waits), waits
+
+
+def lead_and_researchers(body: dict[str, Any]) -> Reply:
+    """The lead asks four researchers at once, then answers; each researcher looks up twice."""
+    offered = {t["function"]["name"] for t in body.get("tools", ())}
+    if "research" not in offered:
+        return tool_turns(2)(body)
+    if any(m.get("role") == "tool" for m in body["messages"]):
+        return text("done")
+    return tool_calls(*(call("research", {"request": f"r{n}"}, id=f"call_r{n}") for n in range(4)))
+
+
+@pytest.mark.timeout(120)
+def test_parallel_sub_agents_share_the_keys_limiter_and_none_fails() -> None:
+    limits = KeyLimits(requests_per_second=8, concurrent=3)
+    with LimitedStub(limits, latency=0.01, responder=lead_and_researchers) as server:
+        model = chat(server, max_retries=1)
+        researcher = create_agent(model, [lookup], name="researcher")
+        research = as_tool(researcher, name="research", description="Research a question.")
+        lead = create_agent(model, [research], name="lead")
+
+        failures = [o for o in asyncio.run(burst(lead, runs=2)) if o is not None]
+
+    assert failures == []
+    assert server.served == 2 * (2 + 4 * 3)

@@ -14,7 +14,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphagent import ToolLimits, create_agent
+from graphagent import ToolLimits, as_tool, create_agent
 from graphagent.testing import ScriptedChatModel, calls
 from tests.conftest import run_agent
 
@@ -128,17 +128,51 @@ class Sibling:
         return [slow, boom]
 
 
+def fail_then_resume(agent: Any, how_call: str) -> dict[str, Any]:
+    """Run ``agent`` until ``boom`` fails, then resume it: the tool answers by tool name."""
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(ConnectionError, match="boom"):
+        run_agent(agent, how_call, GO, config=config)
+    result = run_agent(agent, how_call, None, config=config)
+    return {m.name: m.content for m in result["messages"] if isinstance(m, ToolMessage)}
+
+
 @pytest.mark.timeout(60)
 def test_a_failing_call_lets_its_sibling_finish_and_keep_its_answer(how_call: str) -> None:
     sibling = Sibling()
     model = ScriptedChatModel([calls(("slow", {}), ("boom", {})), "done"])
     agent = create_agent(model, sibling.tools(), checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "t"}}
 
-    with pytest.raises(ConnectionError, match="boom"):
-        run_agent(agent, how_call, GO, config=config)
-    result = run_agent(agent, how_call, None, config=config)
+    answers = fail_then_resume(agent, how_call)
 
-    answers = {m.name: m.content for m in result["messages"] if isinstance(m, ToolMessage)}
     assert answers == {"slow": "slow done", "boom": "boom done"}
     assert (sibling.slow_runs, sibling.boom_runs) == (1, 2), "only the failed call ran again"
+
+
+@pytest.mark.timeout(60)
+def test_a_failing_sub_agent_lets_its_sibling_sub_agent_finish(how_call: str) -> None:
+    sibling = Sibling()
+    slow, boom = sibling.tools()
+    researcher = create_agent(
+        ScriptedChatModel([calls(("slow", {})), "researched"]), [slow], name="researcher"
+    )
+    checker = create_agent(
+        ScriptedChatModel([calls(("boom", {})), "checked"]),  # resumed where it failed
+        [boom],
+        name="checker",
+    )
+    lead = create_agent(
+        ScriptedChatModel(
+            [calls(("research", {"request": "a"}), ("check", {"request": "b"})), "done"]
+        ),
+        [
+            as_tool(researcher, name="research", description="Research."),
+            as_tool(checker, name="check", description="Check."),
+        ],
+        checkpointer=InMemorySaver(),
+    )
+
+    answers = fail_then_resume(lead, how_call)
+
+    assert answers == {"research": "researched", "check": "checked"}
+    assert (sibling.slow_runs, sibling.boom_runs) == (1, 2), "only the failed sub-agent ran again"

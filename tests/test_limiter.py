@@ -59,6 +59,11 @@ def test_only_a_provider_429_is_a_rejection() -> None:
     assert rejection(RuntimeError("429 Too Many Requests")) is None
     assert rejection(rate_limit_error({})) == Rejection(None, None, None)
 
+    class ResourceExhausted(Exception):  # as google-genai raises it: a code, no status_code
+        code = 429
+
+    assert rejection(ResourceExhausted("quota")) == Rejection(None, None, None)
+
 
 @pytest.mark.parametrize(
     ("text", "seconds"),

@@ -1,11 +1,12 @@
 """What the limiter reads: which key a model calls, how many tokens a call counts, and what a
 provider's ``429`` answer says of the key's limits.
 
-A rate-limit answer is an error carrying HTTP status 429 (``status_code``, or its ``response``'s),
-as the provider SDKs raise it (OpenAI's, Anthropic's, ``httpx``'s): an error that merely calls
-itself one, raised by no provider, is not queued. Its headers: ``retry-after-ms`` (OpenAI),
-``retry-after`` (seconds or an HTTP date), and ``x-ratelimit-{limit,remaining,reset}-{requests,
-tokens}``, whose reset times OpenAI writes as ``"20ms"``, ``"1.5s"`` or ``"6m0s"``.
+A rate-limit answer is an error carrying HTTP status 429 (``status_code``, its ``response``'s, or
+``code``), as the provider SDKs raise it (OpenAI's, Anthropic's, Google's, ``httpx``'s): an error
+that merely calls itself one, raised by no provider, is not queued. Its headers:
+``retry-after-ms`` (OpenAI), ``retry-after`` (seconds or an HTTP date), and
+``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``, whose reset times OpenAI writes as
+``"20ms"``, ``"1.5s"`` or ``"6m0s"``.
 """
 
 from __future__ import annotations
@@ -80,8 +81,12 @@ def estimated_tokens(messages: Sequence[Any]) -> int:
 def rejection(error: BaseException) -> Rejection | None:
     """What ``error`` says if it is a provider's ``429`` answer, else ``None``."""
     response = getattr(error, "response", None)
-    status = getattr(error, "status_code", None) or getattr(response, "status_code", None)
-    if status != 429:
+    statuses = (
+        getattr(error, "status_code", None),
+        getattr(response, "status_code", None),
+        getattr(error, "code", None),  # google-genai's errors
+    )
+    if 429 not in statuses:
         return None
     headers = _headers(getattr(response, "headers", None))
     return Rejection(

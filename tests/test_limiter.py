@@ -104,6 +104,31 @@ def test_a_reservation_further_away_than_allowed_reserves_nothing() -> None:
     assert limiter.reserve(lambda: 1, within=101.0, jitter=0.0) is not None
 
 
+def test_tokens_per_minute_let_a_minutes_worth_through_then_pace_the_rest() -> None:
+    limiter = KeyLimiter(("test", "tokens", ""))
+    limiter.configure(RateLimits(tokens_per_minute=600))  # 10 tokens a second
+
+    first = limiter.reserve(lambda: 600, within=LIMIT, jitter=0.0)
+    second = limiter.reserve(lambda: 100, within=LIMIT, jitter=0.0)
+
+    assert first is not None
+    assert second is not None
+    assert second - first == pytest.approx(10.0, abs=0.01)
+
+
+def test_a_used_up_token_window_is_learned() -> None:
+    limiter = KeyLimiter(("test", "learned tokens", ""))
+    window = Window(limit=1000, remaining=10, reset=99.0)  # 990 tokens back in 99 s: 10 a second
+    limiter.rejected(Rejection(0.0, None, window), limiter.generation, tokens=50)
+
+    first = limiter.reserve(lambda: 1000, within=LIMIT * 10, jitter=0.0)
+    second = limiter.reserve(lambda: 90, within=LIMIT * 10, jitter=0.0)
+
+    assert first is not None
+    assert second is not None
+    assert second - first == pytest.approx(90 / (10 * MARGIN), abs=0.01)
+
+
 def test_an_unexplained_429_halves_the_slots_once_per_round() -> None:
     limiter = KeyLimiter(("test", "slots", ""))
     assert [limiter.try_enter() for _ in range(8)] == [None] * 8

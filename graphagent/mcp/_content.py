@@ -31,6 +31,8 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from graphagent.mcp._servers import ERROR_TEXT_LIMIT, cut
+
 Block: TypeAlias = TextContentBlock | ImageContentBlock | FileContentBlock
 """The LangChain content blocks an MCP tool result becomes."""
 
@@ -76,10 +78,25 @@ def split(result: ServerCallResult) -> tuple[list[Block], MCPToolArtifact | None
     :class:`ToolFailed` carrying its blocks."""
     blocks = [convert(block) for block in result.content]
     if result.is_error:
-        raise ToolFailed(_error_text(blocks), blocks)
+        blocks = [_cut(block) for block in blocks if not _blank(block)]
+        text = _error_text(blocks)
+        if not any(block["type"] == "text" for block in blocks):
+            blocks.insert(0, create_text_block(text=text))
+        raise ToolFailed(text, blocks)
     if result.structured_content is None:
         return blocks, None
     return blocks, MCPToolArtifact(structured_content=result.structured_content)
+
+
+def _blank(block: Block) -> bool:
+    return block["type"] == "text" and not block["text"].strip()
+
+
+def _cut(block: Block) -> Block:
+    """A text block of an error cut to :data:`ERROR_TEXT_LIMIT` characters, with a marker."""
+    if block["type"] != "text" or len(block["text"]) <= ERROR_TEXT_LIMIT:
+        return block
+    return create_text_block(text=cut(block["text"], ERROR_TEXT_LIMIT))
 
 
 def _error_text(blocks: list[Block]) -> str:

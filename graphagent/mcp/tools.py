@@ -7,8 +7,9 @@ What comes back:
 - a result: a ``ToolMessage`` whose content is the result's content blocks as LangChain blocks,
   and whose artifact is an :class:`MCPToolArtifact` with the structured content (``None`` when
   the result has none);
-- a result marked ``isError``, or a server that cannot be reached or goes away during the call:
-  a ``ToolMessage(status="error")`` the model can read, and the run goes on;
+- a result marked ``isError``, a JSON-RPC error answer, or a server that cannot be reached or
+  goes away during the call: a ``ToolMessage(status="error")`` the model can read, and the run
+  goes on (the next call connects again);
 - questions from the server (elicitation): an interrupt, see :mod:`graphagent.mcp.elicitation`.
 
 Other failures (content with no LangChain counterpart, questions of a kind that cannot be put
@@ -21,6 +22,7 @@ request, and the server is told.
 
 from __future__ import annotations
 
+import copy
 import threading
 import weakref
 from collections.abc import AsyncIterator
@@ -30,8 +32,10 @@ from typing import Any
 
 from fastmcp.client import Client
 from fastmcp.client.group import ClientGroup
+from fastmcp.client.transports import StdioTransport
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp
+from mcp import MCPError
 from mcp.types import Tool
 
 from graphagent.mcp import _loop
@@ -44,7 +48,7 @@ from graphagent.mcp._content import (
     split,
 )
 from graphagent.mcp._rounds import call_asking
-from graphagent.mcp._servers import connection_lost, describe, enter, leave
+from graphagent.mcp._servers import connection_lost, describe, held_for_call, refused
 from graphagent.mcp.elicitation import arm, asks_by_interrupt, is_armed
 
 __all__ = ["MCPToolArtifact", "as_langchain_tool"]
@@ -121,8 +125,9 @@ class _Call:
         """``client`` connected for the call; a server that cannot be reached, or goes away
         during the call, fails the call as the model's to read."""
         server = describe(client, self.server_name)
+        holding = held_for_call(client, move_holds=self.server_name is None)
         try:
-            await enter(client)
+            await holding.__aenter__()
         except Exception as error:
             raise ToolFailed(
                 f"The tool {self.tool_name!r} could not run: {server} cannot be reached ({error})."
@@ -133,13 +138,15 @@ class _Call:
             raise
         except Exception as error:
             if not connection_lost(client, error):
+                if isinstance(error, MCPError):
+                    raise ToolFailed(refused(self.tool_name, server, error)) from error
                 raise
             raise ToolFailed(
                 f"The tool {self.tool_name!r} did not finish: the connection to {server} was "
                 f"lost during the call ({error}); whether the call took effect is unknown."
             ) from error
         finally:
-            await leave(client)
+            await holding.__aexit__(None, None, None)
 
 
 _sync_clients: weakref.WeakKeyDictionary[Client[Any], Client[Any]] = weakref.WeakKeyDictionary()
@@ -150,13 +157,31 @@ def _for_sync_calls(client: Client[Any]) -> Client[Any]:
     """The copy of ``client`` that sync calls use, on the MCP loop: the caller may hold
     ``client`` connected on a loop of their own, which another loop cannot use."""
     with _sync_clients_lock:
-        copy = _sync_clients.get(client)
-        if copy is None:
-            copy = client.new()
+        twin = _sync_clients.get(client)
+        if twin is None:
+            twin = client.new()
+            if isinstance(twin.transport, StdioTransport):
+                twin.transport = _own_process(twin.transport)
             if is_armed(client):
-                arm(copy)
-            _sync_clients[client] = copy
-        return copy
+                arm(twin)
+            _sync_clients[client] = twin
+        return twin
+
+
+def _own_process(transport: StdioTransport) -> StdioTransport:
+    """A copy of ``transport`` that runs a server process of its own: a stdio transport keeps
+    one process for the event loop that started it, and refuses a second loop meanwhile."""
+    fresh = copy.copy(transport)
+    StdioTransport.__init__(  # the base's state only: the subclass's settings are copied
+        fresh,
+        transport.command,
+        transport.args,
+        env=transport.env,
+        cwd=transport.cwd,
+        keep_alive=transport.keep_alive,
+        log_file=transport.log_file,
+    )
+    return fresh
 
 
 def normalized_schema(schema: dict[str, Any]) -> dict[str, Any]:

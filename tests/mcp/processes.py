@@ -28,10 +28,12 @@ class HttpServer:
 
 
 @contextmanager
-def http_server(log: Path | None = None) -> Iterator[HttpServer]:
-    """An HTTP server of ``servers.process_server``, ready to serve when this yields."""
+def http_server(log: Path | None = None, port: int = 0) -> Iterator[HttpServer]:
+    """An HTTP server of ``servers.process_server``, ready to serve when this yields; on
+    ``port`` if given (to restart a server where it was), else on a free one."""
     listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
     listener.listen()
     port = listener.getsockname()[1]
     args = [sys.executable, str(HTTP_SERVER), str(listener.fileno())]

@@ -13,6 +13,7 @@ function.
 import asyncio
 import json
 import os
+import signal
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +21,12 @@ from typing import Annotated, Any
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
+from mcp import MCPError
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from mcp.types import (
     AudioContent,
     BlobResourceContents,
+    CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
@@ -293,16 +296,32 @@ def process_server(counts: Counts) -> FastMCP[None]:
         counts.add("booked")
         return f"Booked a table for {answer.content['guests']}."
 
+    started = asyncio.Condition()
+    waiting = [0]
+
     @server.tool
-    def crash() -> str:
-        """Ends the server's process in the middle of the call."""
+    async def crash(after: int = 0, kill: bool = False) -> str:
+        """Ends the server's process in the middle of the call (killed by SIGKILL if ``kill``),
+        once ``after`` calls of wait_forever have started."""
+        async with started:
+            await started.wait_for(lambda: waiting[0] >= after)
         counts.add("crashed")
+        if kill:
+            os.kill(os.getpid(), signal.SIGKILL)
         os._exit(1)
+
+    @server.tool
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
 
     @server.tool
     async def wait_forever() -> str:
         """Never answers, until cancelled."""
         events["started"].set()
+        async with started:
+            waiting[0] += 1
+            started.notify_all()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -318,5 +337,35 @@ def process_server(counts: Counts) -> FastMCP[None]:
         except TimeoutError:
             return False
         return True
+
+    return server
+
+
+def refuser() -> MCPServer:
+    """An MCP SDK server that answers calls with JSON-RPC errors (FastMCP would turn them into
+    ``isError`` results), and with errors too long or too empty to read."""
+    server = MCPServer("refuser")
+
+    @server.tool()
+    def refuse(code: int) -> str:
+        """Answers with the JSON-RPC error ``code``."""
+        raise MCPError(code=code, message=f"refused with {code}")
+
+    return server
+
+
+def complainer() -> FastMCP[None]:
+    """A FastMCP server whose tools fail with an error too long, or with no text."""
+    server: FastMCP[None] = FastMCP("complainer")
+
+    @server.tool
+    def rant() -> str:
+        """Fails with a 1 MiB message."""
+        raise ToolError("x" * 2**20)
+
+    @server.tool
+    def sulk() -> CallToolResult:
+        """Fails with nothing to say."""
+        return CallToolResult(content=[TextContent(type="text", text="")], is_error=True)
 
     return server

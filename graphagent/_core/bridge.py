@@ -85,6 +85,18 @@ class Mode(Protocol):
         seconds pass first."""
 
 
+_GIVEN_UP: contextvars.ContextVar[concurrent.futures.Future[None] | None] = contextvars.ContextVar(
+    "graphagent_given_up", default=None
+)
+
+
+def given_up() -> concurrent.futures.Future[None] | None:
+    """In a sync call given a time limit (:meth:`Mode.call_within`), the future settled when the
+    caller stops waiting for it: code that can stop early (a request on another thread's loop)
+    waits on it too, and stops rather than run on unobserved. ``None`` elsewhere."""
+    return _GIVEN_UP.get()
+
+
 class TimedOut(TimeoutError):
     """A call given to :meth:`Mode.call_within` did not end in time. Its own type, so that a
     ``TimeoutError`` the call raises itself is never taken for it."""
@@ -121,9 +133,12 @@ class _Sync:
             else:
                 outcome.set_result(result)
 
+        gave_up: concurrent.futures.Future[None] = concurrent.futures.Future()
+        context.run(_GIVEN_UP.set, gave_up)
         WORKERS.submit(job)
         finished, _ = concurrent.futures.wait([outcome], timeout=seconds)
         if not finished:
+            gave_up.set_result(None)
             raise TimedOut(seconds)
         return outcome.result()
 

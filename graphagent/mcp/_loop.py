@@ -5,16 +5,20 @@ run's tool call therefore runs its coroutine on one long-lived loop in a daemon 
 every sync call of the process: a kept-alive stdio server started there stays up between calls,
 and calls made at the same time share its connection. The coroutine runs in a copy of the
 caller's context, so ``interrupt()`` finds the run it pauses. If the calling thread is stopped
-(``KeyboardInterrupt``), the pending call is cancelled, and the server told so.
+(``KeyboardInterrupt``), or a time limit of the run gives up on the call, the pending call is
+cancelled, and the server told so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from graphagent._core.bridge import given_up
 
 T = TypeVar("T")
 
@@ -56,7 +60,19 @@ def run(call: Coroutine[Any, Any, T]) -> T:
         )
     future = asyncio.run_coroutine_threadsafe(call, loop)
     try:
+        _until_settled_or_given_up(future)
         return future.result()
     except BaseException:
         future.cancel()
         raise
+
+
+def _until_settled_or_given_up(future: concurrent.futures.Future[Any]) -> None:
+    """Wait for ``future``; if the caller gives up first (a time limit of the run, such as
+    ``ToolTimeoutMiddleware``'s), cancel it, so the server is told and no thread waits on."""
+    gave_up = given_up()
+    pending = [future] if gave_up is None else [future, gave_up]
+    concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+    if not future.done():
+        future.cancel()
+        raise TimeoutError("the caller stopped waiting for the MCP call, which was cancelled")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self, TypeAlias
@@ -19,7 +20,7 @@ from pydantic import AnyUrl, TypeAdapter, ValidationError
 from graphagent.mcp._servers import describe, enter, leave
 from graphagent.mcp.elicitation import arm, has_own_handler
 from graphagent.mcp.errors import MCPConnectionError
-from graphagent.mcp.tools import as_langchain_tool
+from graphagent.mcp.tools import DEFAULT_CALL_TIMEOUT, as_langchain_tool, checked_timeout
 
 __all__ = ["MCPAdapter", "MCPAdapterTarget"]
 
@@ -61,11 +62,20 @@ class MCPAdapter:
     caller's object as it was; a client with an elicitation handler of its own keeps it, and it
     answers instead of an interrupt.
 
+    Each call has ``call_timeout`` seconds (:data:`~graphagent.mcp.tools.DEFAULT_CALL_TIMEOUT`,
+    300, unless given); a call still running then is cancelled at the server and answered with
+    an error ``ToolMessage`` the model can read, and the run goes on.
+
     Args:
         target: See :data:`MCPAdapterTarget`.
+        call_timeout: Seconds each tool call may take; ``None`` waits as long as the server
+            takes. One adapter per server gives each server its own.
+        tool_timeouts: Seconds for the calls of particular tools, by the tool's name as
+            ``list_tools`` returns it (a group's ``"calc_add"``); ``None`` for no limit.
 
     Raises:
-        ValueError: ``target`` is a string that is not an http or https URL.
+        ValueError: ``target`` is a string that is not an http or https URL; a timeout that is
+            neither a number > 0 nor ``None``.
 
     Example:
         ```python
@@ -78,7 +88,18 @@ class MCPAdapter:
         ```
     """
 
-    def __init__(self, target: MCPAdapterTarget) -> None:
+    def __init__(
+        self,
+        target: MCPAdapterTarget,
+        *,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        tool_timeouts: Mapping[str, float | None] | None = None,
+    ) -> None:
+        self._call_timeout = checked_timeout("MCPAdapter(call_timeout=...)", call_timeout)
+        self._tool_timeouts = {
+            name: checked_timeout(f"the MCP tool {name!r} in tool_timeouts", seconds)
+            for name, seconds in (tool_timeouts or {}).items()
+        }
         if isinstance(target, ClientGroup):
             members = {name: _armed(client) for name, client in target.clients.items()}
             self._client: Client[Any] | ClientGroup = ClientGroup(members)
@@ -125,10 +146,27 @@ class MCPAdapter:
 
         Raises:
             MCPConnectionError: A server cannot be reached; the message names it.
+            ValueError: ``tool_timeouts`` names a tool the servers do not have.
         """
         async with self:
             listed = await self._client.list_tools(cache_mode=cache_mode)
-            return [await as_langchain_tool(tool, self._client) for tool in listed]
+            self._check_tool_timeouts({tool.name for tool in listed})
+            return [
+                await as_langchain_tool(tool, self._client, call_timeout=self._timeout(tool.name))
+                for tool in listed
+            ]
+
+    def _timeout(self, tool_name: str) -> float | None:
+        return self._tool_timeouts.get(tool_name, self._call_timeout)
+
+    def _check_tool_timeouts(self, names: set[str]) -> None:
+        unknown = sorted(set(self._tool_timeouts) - names)
+        if unknown:
+            raise ValueError(
+                f"MCPAdapter(tool_timeouts=...) names tools its servers do not have: "
+                f"{', '.join(map(repr, unknown))}. Their tools: "
+                f"{', '.join(map(repr, sorted(names)))}."
+            )
 
     async def _unreachable(self, error: Exception) -> MCPConnectionError:
         """The error naming the servers that cannot be reached. A group reports only its first

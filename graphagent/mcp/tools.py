@@ -22,13 +22,14 @@ request, and the server is told.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import threading
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from fastmcp.client import Client
 from fastmcp.client.group import ClientGroup
@@ -51,12 +52,22 @@ from graphagent.mcp._rounds import call_asking
 from graphagent.mcp._servers import connection_lost, describe, held_for_call, refused
 from graphagent.mcp.elicitation import arm, asks_by_interrupt, is_armed
 
-__all__ = ["MCPToolArtifact", "as_langchain_tool"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "MCPToolArtifact", "as_langchain_tool"]
 
 Output = tuple[list[Block], MCPToolArtifact | None]
 
 
-async def as_langchain_tool(tool: Tool, client: Client[Any] | ClientGroup) -> BaseTool:
+DEFAULT_CALL_TIMEOUT: Final = 300.0
+"""Seconds an MCP tool call may take by default, after which the model is told it did not
+answer and the request is cancelled at the server."""
+
+
+async def as_langchain_tool(
+    tool: Tool,
+    client: Client[Any] | ClientGroup,
+    *,
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+) -> BaseTool:
     """The LangChain tool that calls the MCP ``tool`` through ``client``.
 
     ``client`` is the FastMCP client (or ``ClientGroup``) that listed the tool. A group's tool
@@ -66,6 +77,16 @@ async def as_langchain_tool(tool: Tool, client: Client[Any] | ClientGroup) -> Ba
 
     A client armed by :class:`~graphagent.mcp.MCPAdapter` answers its server's questions with an
     interrupt; a client with an elicitation handler of its own answers with that handler.
+
+    Args:
+        tool: The tool, as the client listed it.
+        client: The client (or group) that listed it.
+        call_timeout: Seconds each call may take (:data:`DEFAULT_CALL_TIMEOUT` unless given); a call
+            still running then is cancelled at the server and answered with an error
+            ``ToolMessage`` the model can read. ``None`` waits as long as the server takes.
+
+    Raises:
+        ValueError: ``call_timeout`` is neither a number > 0 nor ``None``.
 
     Example:
         ```python
@@ -78,11 +99,12 @@ async def as_langchain_tool(tool: Tool, client: Client[Any] | ClientGroup) -> Ba
             tools = [await as_langchain_tool(tool, client) for tool in await client.list_tools()]
         ```
     """
+    seconds = checked_timeout(f"the MCP tool {tool.name!r}", call_timeout)
     if isinstance(client, ClientGroup):
         route = await client.resolve_tool(tool.name)
-        call = _Call(route.client, route.upstream_name, tool.name, route.server_name)
+        call = _Call(route.client, route.upstream_name, tool.name, route.server_name, seconds)
     else:
-        call = _Call(client, tool.name, tool.name)
+        call = _Call(client, tool.name, tool.name, timeout=seconds)
     return StructuredTool(
         name=tool.name,
         description=tool.description or "",
@@ -104,6 +126,7 @@ class _Call:
     upstream_name: str
     tool_name: str
     server_name: str | None = None
+    timeout: float | None = DEFAULT_CALL_TIMEOUT
 
     async def arun(self, **arguments: Any) -> Output:
         return await self._call(self.client, arguments)
@@ -114,11 +137,23 @@ class _Call:
     async def _call(self, client: Client[Any], arguments: dict[str, Any]) -> Output:
         result: ServerCallResult
         async with self._reaching(client):
-            if asks_by_interrupt(client):
-                result = await call_asking(client, self.upstream_name, self.tool_name, arguments)
-            else:
-                result = await client.call_tool(self.upstream_name, arguments, raise_on_error=False)
+            try:
+                async with asyncio.timeout(self.timeout) as limit:
+                    result = await self._request(client, arguments)
+            except TimeoutError:
+                if not limit.expired():
+                    raise
+                raise ToolFailed(
+                    f"The tool {self.tool_name!r} did not answer within {self.timeout:g} s: "
+                    f"the request was cancelled at {describe(client, self.server_name)}, and "
+                    "whether it took effect is unknown. Try a smaller request, or later."
+                ) from None
         return split(result)
+
+    async def _request(self, client: Client[Any], arguments: dict[str, Any]) -> ServerCallResult:
+        if asks_by_interrupt(client):
+            return await call_asking(client, self.upstream_name, self.tool_name, arguments)
+        return await client.call_tool(self.upstream_name, arguments, raise_on_error=False)
 
     @asynccontextmanager
     async def _reaching(self, client: Client[Any]) -> AsyncIterator[None]:
@@ -147,6 +182,18 @@ class _Call:
             ) from error
         finally:
             await holding.__aexit__(None, None, None)
+
+
+def checked_timeout(what: str, timeout: Any) -> float | None:
+    """``timeout`` as seconds, or a ``ValueError`` naming ``what`` it is for."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ValueError(
+            f"The timeout of {what} must be a number of seconds > 0, or None to wait as long as "
+            f"the server takes; got {timeout!r}."
+        )
+    return float(timeout)
 
 
 _sync_clients: weakref.WeakKeyDictionary[Client[Any], Client[Any]] = weakref.WeakKeyDictionary()

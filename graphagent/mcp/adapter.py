@@ -15,8 +15,10 @@ from fastmcp.mcp_config import MCPConfig
 from langchain_core.tools import BaseTool
 from mcp.client.caching import CacheMode
 from mcp.server.mcpserver import MCPServer
+from mcp.types import Tool
 from pydantic import AnyUrl, TypeAdapter, ValidationError
 
+from graphagent.mcp._listing import drop, unusable
 from graphagent.mcp._servers import describe, enter, leave
 from graphagent.mcp.elicitation import arm, has_own_handler
 from graphagent.mcp.errors import MCPConnectionError
@@ -154,7 +156,20 @@ class MCPAdapter:
             return [
                 await as_langchain_tool(tool, self._client, call_timeout=self._timeout(tool.name))
                 for tool in listed
+                if await self._usable(tool)
             ]
+
+    async def _usable(self, tool: Tool) -> bool:
+        """Whether the agent can use ``tool``; if not, a warning says which and why."""
+        reason = unusable(tool)
+        if reason is None:
+            return True
+        if isinstance(self._client, ClientGroup):
+            route = await self._client.resolve_tool(tool.name)
+            drop(tool, describe(route.client, route.server_name), reason)
+        else:
+            drop(tool, describe(self._client), reason)
+        return False
 
     def _timeout(self, tool_name: str) -> float | None:
         return self._tool_timeouts.get(tool_name, self._call_timeout)

@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.tools import FunctionTool
 from mcp import MCPError
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from mcp.types import (
@@ -368,4 +369,31 @@ def complainer() -> FastMCP[None]:
         """Fails with nothing to say."""
         return CallToolResult(content=[TextContent(type="text", text="")], is_error=True)
 
+    return server
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"inner": schema}}
+    return schema
+
+
+def misfits() -> FastMCP[None]:
+    """Tools no agent can use (a name providers refuse, a dangling ``$ref``, a schema
+    40 objects deep) beside one that is fine."""
+    server: FastMCP[None] = FastMCP("misfits")
+
+    def echo(text: str = "") -> str:
+        return text
+
+    schemas = {
+        "dangling": {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+        "deep": {"type": "object", "properties": {"a": _nested(40)}},
+    }
+    server.tool(echo, name="fine")
+    server.tool(echo, name="has space")
+    for name, schema in schemas.items():
+        tool = FunctionTool.from_function(echo, name=name)
+        server.add_tool(tool.model_copy(update={"parameters": schema}))
     return server

@@ -49,7 +49,14 @@ from graphagent.mcp._content import (
     split,
 )
 from graphagent.mcp._rounds import call_asking
-from graphagent.mcp._servers import connection_lost, describe, held_for_call, refused
+from graphagent.mcp._servers import (
+    ERROR_TEXT_LIMIT,
+    connection_lost,
+    cut,
+    describe,
+    held_for_call,
+    refused,
+)
 from graphagent.mcp.elicitation import arm, asks_by_interrupt, is_armed
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "MCPToolArtifact", "as_langchain_tool"]
@@ -173,9 +180,10 @@ class _Call:
             raise
         except Exception as error:
             if not connection_lost(client, error):
-                if isinstance(error, MCPError):
-                    raise ToolFailed(refused(self.tool_name, server, error)) from error
-                raise
+                failure = _server_failure(self.tool_name, server, error)
+                if failure is error:
+                    raise
+                raise failure from error
             raise ToolFailed(
                 f"The tool {self.tool_name!r} did not finish: the connection to {server} was "
                 f"lost during the call ({error}); whether the call took effect is unknown."
@@ -194,6 +202,21 @@ def checked_timeout(what: str, timeout: Any) -> float | None:
             f"the server takes; got {timeout!r}."
         )
     return float(timeout)
+
+
+def _server_failure(tool_name: str, server: str, error: Exception) -> Exception:
+    """What the model reads for a call the server answered badly while the connection held:
+    a JSON-RPC error, or a result the MCP SDK refused (structured content that does not fit the
+    tool's output schema, or none where the schema asks for it; the SDK raises a bare
+    ``RuntimeError`` for those). Any other error is raised as it is."""
+    if isinstance(error, MCPError):
+        return ToolFailed(refused(tool_name, server, error))
+    if type(error) is RuntimeError:
+        return ToolFailed(
+            f"The tool {tool_name!r} failed: {server} sent a result that cannot be used "
+            f"({cut(str(error), ERROR_TEXT_LIMIT)})."
+        )
+    return error
 
 
 _sync_clients: weakref.WeakKeyDictionary[Client[Any], Client[Any]] = weakref.WeakKeyDictionary()

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools import FunctionTool
+from fastmcp.tools.base import ToolResult
 from mcp import MCPError
 from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from mcp.types import (
@@ -396,4 +397,26 @@ def misfits() -> FastMCP[None]:
     for name, schema in schemas.items():
         tool = FunctionTool.from_function(echo, name=name)
         server.add_tool(tool.model_copy(update={"parameters": schema}))
+    return server
+
+
+_COUNT_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def liar() -> FastMCP[None]:
+    """Tools whose results break their own output schema."""
+    server: FastMCP[None] = FastMCP("liar")
+
+    @server.tool(output_schema=_COUNT_SCHEMA)
+    def mistyped() -> ToolResult:
+        """Structured content of the wrong type."""
+        return ToolResult(
+            content=[TextContent(type="text", text="n")], structured_content={"n": "x"}
+        )
+
+    @server.tool(output_schema=_COUNT_SCHEMA)
+    def unstructured() -> ToolResult:
+        """No structured content, though the schema asks for it."""
+        return ToolResult(content=[TextContent(type="text", text="n")])
+
     return server

@@ -53,3 +53,23 @@ def test_a_huge_error_message_is_cut_and_an_empty_one_explained(run: Run) -> Non
     assert text.endswith("more characters cut]")
     assert texts(sulk) == ["The MCP tool reported an error with empty content."]
     assert result["messages"][-1].content == "done"
+
+
+def test_a_result_that_breaks_its_output_schema_is_a_failed_call(run: Run) -> None:
+    tools = asyncio.run(MCPAdapter(servers.liar()).list_tools())
+    agent = calling(tools, [("mistyped", {}), ("unstructured", {})])
+
+    result = run(agent, ASK)
+
+    mistyped, unstructured = tool_messages(result)
+    assert mistyped.status == unstructured.status == "error"
+    server = "the MCP server in process, named 'liar'"
+    assert texts(mistyped)[0].startswith(
+        f"The tool 'mistyped' failed: {server} sent a result that cannot be used (Invalid "
+        "structured content returned by tool mistyped: 'x' is not of type 'integer'"
+    )
+    assert texts(unstructured) == [
+        f"The tool 'unstructured' failed: {server} sent a result that cannot be used (Tool "
+        "unstructured has an output schema but did not return structured content)."
+    ]
+    assert result["messages"][-1].content == "done"

@@ -29,19 +29,22 @@ def unusable(tool: Tool) -> str | None:
             f"its name {tool.name!r} is not 1 to 64 letters, digits, '_' or '-', which model "
             "providers require"
         )
-    return _schema_problem(tool.input_schema)
+    problem = schema_problem(tool.input_schema)
+    return f"its input schema {problem}" if problem else None
 
 
-def _schema_problem(schema: dict[str, Any]) -> str | None:
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """What makes ``schema`` unusable (a ``$ref`` that leads nowhere in it, nesting past
+    :data:`MAX_SCHEMA_DEPTH`), worded to follow "its ... schema", or ``None``."""
     stack: list[tuple[Any, int]] = [(schema, 0)]
     while stack:  # iterative: a schema nested thousands deep must not exhaust the stack
         node, depth = stack.pop()
         if depth > MAX_SCHEMA_DEPTH:
-            return f"its input schema is nested more than {MAX_SCHEMA_DEPTH} levels deep"
+            return f"is nested more than {MAX_SCHEMA_DEPTH} levels deep"
         if isinstance(node, dict):
             ref = node.get("$ref")
             if ref is not None and not _resolves(schema, ref):
-                return f"its input schema's $ref {ref!r} does not point into the schema itself"
+                return f"has a $ref, {ref!r}, that does not point into the schema itself"
             stack.extend((value, depth + 1) for value in node.values())
         elif isinstance(node, list):
             stack.extend((value, depth + 1) for value in node)

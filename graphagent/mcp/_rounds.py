@@ -18,11 +18,13 @@ from collections.abc import Coroutine
 from functools import partial
 from typing import Annotated, Any, TypeVar, cast
 
+import jsonschema
 from fastmcp.client import Client
 from langgraph.types import interrupt
 from mcp.types import (
     CallToolResult,
     ElicitRequest,
+    ElicitRequestFormParams,
     InputRequests,
     InputRequiredResult,
     InputResponses,
@@ -30,23 +32,39 @@ from mcp.types import (
 from pydantic import PlainValidator, ValidationError, WithJsonSchema
 
 from graphagent.mcp._answers import Round, checked, resume_schema
-from graphagent.mcp.elicitation import ELICITATION_INTERRUPT_TYPE, MCPElicitationInterrupt
+from graphagent.mcp._content import ToolFailed
+from graphagent.mcp._listing import schema_problem
+from graphagent.mcp.elicitation import (
+    ELICITATION_INTERRUPT_TYPE,
+    MAX_ELICITATION_ROUNDS,
+    MCPElicitationInterrupt,
+)
 from graphagent.mcp.errors import MCPElicitationAnswerError
 
 T = TypeVar("T")
 
 
 async def call_asking(
-    client: Client[Any], upstream_name: str, tool_name: str, arguments: dict[str, Any]
+    client: Client[Any],
+    upstream_name: str,
+    tool_name: str,
+    arguments: dict[str, Any],
+    server: str,
 ) -> CallToolResult:
     """Call ``upstream_name`` on the connected ``client``, answering each round of the server's
-    questions with an interrupt; ``tool_name`` is the tool as the agent knows it."""
+    questions with an interrupt; ``tool_name`` is the tool as the agent knows it, ``server``
+    the server as errors name it. A server that asks more than
+    :data:`MAX_ELICITATION_ROUNDS` rounds, or asks with a broken form, fails the call."""
     session = client.session
     result = await _guarded(
         client, session.call_tool(upstream_name, arguments, allow_input_required=True)
     )
+    rounds = 0
     while isinstance(result, InputRequiredResult):
-        responses = _ask(_round(result, tool_name))
+        rounds += 1
+        if rounds > MAX_ELICITATION_ROUNDS:
+            raise _past_the_cap(tool_name, server)
+        responses = _ask(_round(result, tool_name, server))
         result = await _guarded(
             client,
             session.call_tool(
@@ -60,7 +78,7 @@ async def call_asking(
     return result
 
 
-def _round(result: InputRequiredResult, tool_name: str) -> Round:
+def _round(result: InputRequiredResult, tool_name: str, server: str) -> Round:
     """The round's questions; anything but questions for a person is refused."""
     requests: InputRequests = result.input_requests or {}
     if not requests:
@@ -83,7 +101,37 @@ def _round(result: InputRequiredResult, tool_name: str) -> Round:
             "roots it cannot give."
         )
     questions = {key: cast("ElicitRequest", request) for key, request in requests.items()}
+    for key, question in questions.items():
+        _check_form(tool_name, server, key, question)
     return Round(tool_name, questions)
+
+
+def _check_form(tool_name: str, server: str, key: str, question: ElicitRequest) -> None:
+    """Refuse a form whose schema no answer could be checked against, before anyone is asked."""
+    params = question.params
+    if not isinstance(params, ElicitRequestFormParams):
+        return
+    schema = params.requested_schema
+    problem = schema_problem(schema)
+    if problem is None:
+        try:
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+        except jsonschema.SchemaError as error:
+            problem = f"is not a valid JSON schema ({error.message})"
+    if problem is not None:
+        raise ToolFailed(
+            f"The tool {tool_name!r} could not finish: {server} asked the question {key!r} "
+            f"with a form whose requested schema {problem}, so no answer could be checked. "
+            "Nothing was asked; the server's tool needs fixing."
+        )
+
+
+def _past_the_cap(tool_name: str, server: str) -> ToolFailed:
+    return ToolFailed(
+        f"The tool {tool_name!r} did not finish: {server} kept asking questions, "
+        f"{MAX_ELICITATION_ROUNDS} rounds of them, and graphagent.mcp asks no more than that "
+        "in one call. The call was abandoned; whether it took effect is unknown."
+    )
 
 
 def _ask(round_: Round) -> InputResponses:

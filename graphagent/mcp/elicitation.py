@@ -45,6 +45,9 @@ __all__ = [
 ELICITATION_INTERRUPT_TYPE: Final = "mcp_elicitation"
 """The ``type`` of an :class:`MCPElicitationInterrupt`, to tell it from other interrupts."""
 
+MAX_ELICITATION_ROUNDS: Final = 10
+"""Rounds of questions one tool call may ask; a server that asks more fails the call."""
+
 MCPFormContent: TypeAlias = dict[str, str | int | float | bool | list[str] | None]
 """The values an accepted form answer carries, as MCP allows them."""
 

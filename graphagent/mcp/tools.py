@@ -159,7 +159,13 @@ class _Call:
 
     async def _request(self, client: Client[Any], arguments: dict[str, Any]) -> ServerCallResult:
         if asks_by_interrupt(client):
-            return await call_asking(client, self.upstream_name, self.tool_name, arguments)
+            return await call_asking(
+                client,
+                self.upstream_name,
+                self.tool_name,
+                arguments,
+                describe(client, self.server_name),
+            )
         return await client.call_tool(self.upstream_name, arguments, raise_on_error=False)
 
     @asynccontextmanager

@@ -420,3 +420,36 @@ def liar() -> FastMCP[None]:
         return ToolResult(content=[TextContent(type="text", text="n")])
 
     return server
+
+
+def pesterer(counts: Counts) -> FastMCP[None]:
+    """A server whose tool asks forever, and tools whose questions have broken forms."""
+    server: FastMCP[None] = FastMCP("pesterer")
+
+    @server.tool
+    async def forever(ctx: Context) -> InputRequiredResult:
+        """Asks another question, whatever the answer."""
+        counts.add("asked")
+        question = _question("One more thing?", _TEXT)
+        return InputRequiredResult(input_requests={"more": question}, request_state="again")
+
+    broken = {
+        "dangling": {"type": "object", "properties": {"a": {"$ref": "#/$defs/gone"}}},
+        "unknown_type": {"type": "object", "properties": {"a": {"type": "colour"}}},
+        "bad_regex": {"type": "object", "properties": {"a": {"type": "string", "pattern": "("}}},
+    }
+    for name, schema in broken.items():
+        server.tool(_asking_with(schema), name=name)
+    return server
+
+
+def _asking_with(schema: dict[str, Any]) -> Any:
+    """A tool that asks one question, with a form of ``schema``."""
+
+    async def ask(ctx: Context) -> InputRequiredResult:
+        """Asks a question."""
+        return InputRequiredResult(
+            input_requests={"q": _question("Well?", schema)}, request_state="x"
+        )
+
+    return ask

@@ -26,9 +26,9 @@ def test_unusable_tools_are_left_out_by_name_and_the_rest_kept(
     warnings = sorted(r.getMessage() for r in caplog.records if r.name == "graphagent.mcp")
     server = "the MCP server in process, named 'misfits'"
     assert warnings == [
-        f"graphagent.mcp left out the tool 'dangling' of {server}: its input schema's $ref "
-        "'#/$defs/missing' does not point into the schema itself. The server's other tools are "
-        "kept.",
+        f"graphagent.mcp left out the tool 'dangling' of {server}: its input schema has a "
+        "$ref, '#/$defs/missing', that does not point into the schema itself. The server's "
+        "other tools are kept.",
         f"graphagent.mcp left out the tool 'deep' of {server}: its input schema is nested more "
         "than 64 levels deep. The server's other tools are kept.",
         f"graphagent.mcp left out the tool 'has space' of {server}: its name 'has space' is not "

@@ -99,13 +99,19 @@ class CacheHealth:
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
         self._lock = threading.Lock()
 
-    def observe(self, request: ModelRequest, reply: Any, thread: str | None) -> None:
+    def observe(
+        self, request: ModelRequest, reply: Any, thread_of_run: Callable[[], str | None]
+    ) -> None:
         """Write on ``reply`` what its call read from the cache, and why it read less than the
-        thread's previous call left cached."""
-        if thread is None or not isinstance(reply, AIMessage):
+        thread's previous call left cached. The run's thread is looked up (``thread_of_run``)
+        only for a reply that reports its cache use: most models' replies never do."""
+        if not isinstance(reply, AIMessage):
             return
         tokens = cache_tokens(reply)
         if tokens is None:
+            return
+        thread = thread_of_run()
+        if thread is None:
             return
         sent, now = _sent(request), self._clock()
         with self._lock:

@@ -104,7 +104,7 @@ class ModelCall:
             reply = await self._gate.call(
                 mode, request.model, messages, lambda c: mode.invoke(_with(bound, c), messages)
             )
-        self._cache_health.observe(request, reply, thread_key())
+        self._cache_health.observe(request, reply, thread_key)
         if ledger is not None and isinstance(reply, AIMessage):
             ledger.replied(reply.tool_calls)
         return reply

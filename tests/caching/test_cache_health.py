@@ -143,13 +143,13 @@ def test_an_unchanged_prefix_read_late_is_an_expired_entry() -> None:
     now = [0.0]
     health = CacheHealth("agent", clock=lambda: now[0])
     request = ModelRequest(model=None, messages=[HumanMessage("hi")])  # type: ignore[arg-type]
-    health.observe(request, reply(5000, 0), "t")
+    health.observe(request, reply(5000, 0), lambda: "t")
     now[0] += ENTRY_LIFETIME + 60
     late = reply(5000, 0)
-    health.observe(request, late, "t")
+    health.observe(request, late, lambda: "t")
     assert cache(late)["miss"] == "the cache entry expired (360 s since the previous call)"
     soon = reply(5000, 0)
-    health.observe(request, soon, "t")
+    health.observe(request, soon, lambda: "t")
     assert cache(soon)["miss"] == (
         "the provider did not find the prefix (evicted, or routed to another cache)"
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from typing import Any, NoReturn
 
 from langchain_core.language_models import BaseChatModel
@@ -174,12 +173,11 @@ def create_agent(
         checkpointing_disabled=checkpointer is False,
         fuse_hooks=fuse_hooks,
         answer_malformed=answer_malformed_tool_calls,
+        prompt_caching=prompt_caching,
         interrupt_before=interrupt_before,
         interrupt_after=interrupt_after,
         transformers=transformers,
     )
-    if not prompt_caching:
-        plan = replace(plan, prompt_caching=False)
     graph = build_graph(
         plan,
         model,

@@ -39,6 +39,7 @@ def compile_plan(
     checkpointing_disabled: bool = False,
     fuse_hooks: bool = False,
     answer_malformed: bool = False,
+    prompt_caching: bool = True,
     interrupt_before: Sequence[str] | None = None,
     interrupt_after: Sequence[str] | None = None,
     transformers: Sequence[Factory] | None = None,
@@ -50,7 +51,8 @@ def compile_plan(
     may answer through a tool call (``ToolStrategy``, ``AutoStrategy``), see ``lay_out``.
     Each middleware's ``validate_agent`` sees the agent's tools and whether it has a checkpointer.
     With ``fuse_hooks``, the node hooks of each position run as one node (``HookGroup``).
-    ``answer_malformed``: the model node answers malformed tool calls itself (see ``lay_out``).
+    ``answer_malformed``: the model node answers malformed tool calls itself (see ``lay_out``);
+    ``prompt_caching``: each model call is shaped for its provider to cache the prefix.
     ``interrupt_before``/``interrupt_after`` are checked against the nodes; ``transformers``
     join those the middleware declare. The hooks a middleware's observer watches run inside it.
     """
@@ -64,6 +66,7 @@ def compile_plan(
         checkpointing_disabled=checkpointing_disabled,
         fuse_hooks=fuse_hooks,
         answer_malformed=answer_malformed,
+        prompt_caching=prompt_caching,
         transformers=transformers,
     )
     check_breakpoints(plan, "interrupt_before", interrupt_before)
@@ -82,6 +85,7 @@ def _laid_out(
     checkpointing_disabled: bool,
     fuse_hooks: bool,
     answer_malformed: bool,
+    prompt_caching: bool,
     transformers: Sequence[Factory] | None,
 ) -> Plan:
     """The plan of the checked list: its hooks in order, its tools, schemas, routes and stream
@@ -119,6 +123,7 @@ def _laid_out(
         facts=facts,
         fused=fuse_hooks,
         answer_malformed=answer_malformed,
+        prompt_caching=prompt_caching,
         transformers=tuple(stream_transformers(stack, transformers)),
     )
 

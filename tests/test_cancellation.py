@@ -309,11 +309,13 @@ def test_closing_a_parents_stream_stops_the_agent_and_leaves_its_siblings_alone(
     """The drain is the agent's own: a plain node running beside it in the parent's step sees
     no drain, so it finishes as it would without graphagent."""
     agent_stopped = threading.Event()
+    sibling_started = threading.Event()
     sibling_saw: list[bool] = []
 
     work = _work_until_drained([], agent_stopped)
 
     def sibling(state: Any) -> dict[str, Any]:
+        sibling_started.set()
         assert agent_stopped.wait(LIMIT), "the agent was never stopped"
         sibling_saw.append(_drain_requested())
         return {}
@@ -330,6 +332,8 @@ def test_closing_a_parents_stream_stops_the_agent_and_leaves_its_siblings_alone(
     for _namespace, update in stream:
         if "model" in update:
             break
+    # A task still queued when the stream closes never starts: close once the sibling runs.
+    assert sibling_started.wait(LIMIT), "the sibling never started"
     stream.close()
 
     assert sibling_saw == [False]
